@@ -1,0 +1,69 @@
+/*
+ * CBLAS sgemm with the reference CBLAS's checks and error protocol. A
+ * row-major call is the column-major call C^T = op(B)^T * op(A)^T; as in the
+ * reference, its errors are reported with the numbers of that swapped call
+ * while RowMajorStrg is 1, and cblas_xerbla maps them back.
+ */
+#include "compat.h"
+#include "internal.h"
+#include "tiledblas.h"
+
+static int trans_flag(CBLAS_TRANSPOSE trans)
+{
+    switch (trans) {
+    case CblasNoTrans:
+        return 0;
+    case CblasTrans:
+    case CblasConjTrans: /* real data */
+        return 1;
+    default:
+        return -1;
+    }
+}
+
+void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB, int M,
+                 int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                 float beta, float *C, int ldc)
+{
+    RowMajorStrg = 0;
+    if (layout != CblasColMajor && layout != CblasRowMajor) {
+        cblas_xerbla(1, "cblas_sgemm", "Illegal layout setting, %d\n", (int)layout);
+        return;
+    }
+    const int row_major = layout == CblasRowMajor;
+    RowMajorStrg = row_major;
+    const int trans_a = trans_flag(TransA), trans_b = trans_flag(TransB);
+    if (trans_a < 0) {
+        cblas_xerbla(2, "cblas_sgemm", "Illegal TransA setting, %d\n", (int)TransA);
+        RowMajorStrg = 0;
+        return;
+    }
+    if (trans_b < 0) {
+        cblas_xerbla(3, "cblas_sgemm", "Illegal TransB setting, %d\n", (int)TransB);
+        RowMajorStrg = 0;
+        return;
+    }
+
+    tb_call call = {.k = K, .alpha = alpha, .beta = beta, .c = C, .ldc = ldc};
+    if (row_major) {
+        call.trans_a = trans_b, call.trans_b = trans_a;
+        call.m = N, call.n = M;
+        call.a = B, call.lda = ldb, call.b = A, call.ldb = lda;
+    } else {
+        call.trans_a = trans_a, call.trans_b = trans_b;
+        call.m = M, call.n = N;
+        call.a = A, call.lda = lda, call.b = B, call.ldb = ldb;
+    }
+    const int info = tb_sgemm_dims_error(call.trans_a, call.trans_b, call.m, call.n, call.k,
+                                         call.lda, call.ldb, call.ldc);
+    if (info) {
+        /* CBLAS numbers count the layout argument first. */
+        cblas_xerbla(info + 1, "cblas_sgemm", "");
+        RowMajorStrg = 0;
+        return;
+    }
+    const tb_origin origin = {"cblas", row_major, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N',
+                              M, N, K};
+    tb_sgemm(&call, &origin);
+    RowMajorStrg = 0;
+}

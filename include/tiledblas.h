@@ -1,0 +1,71 @@
+/*
+ * tiledblas: a drop-in CBLAS/BLAS SGEMM that runs on an NVIDIA GPU.
+ *
+ * Include this instead of <cblas.h> (the enum values and the cblas_sgemm
+ * signature are the standard CBLAS ones, LP64: int dimensions), link with
+ * -ltiledblas, or preload libtiledblas.so into a program linked to any BLAS.
+ */
+#ifndef TILEDBLAS_H
+#define TILEDBLAS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Exported from the shared library; everything else in it is hidden. */
+#if defined(__GNUC__)
+#define TILEDBLAS_API __attribute__((visibility("default")))
+#else
+#define TILEDBLAS_API
+#endif
+
+#define TILEDBLAS_VERSION_MAJOR 0
+#define TILEDBLAS_VERSION_MINOR 1
+#define TILEDBLAS_VERSION_PATCH 0
+
+/* Standard CBLAS enumerations (same values as every cblas.h). */
+#ifndef CBLAS_ENUM_DEFINED_H
+#define CBLAS_ENUM_DEFINED_H
+enum CBLAS_ORDER { CblasRowMajor = 101, CblasColMajor = 102 };
+enum CBLAS_TRANSPOSE { CblasNoTrans = 111, CblasTrans = 112, CblasConjTrans = 113 };
+enum CBLAS_UPLO { CblasUpper = 121, CblasLower = 122 };
+enum CBLAS_DIAG { CblasNonUnit = 131, CblasUnit = 132 };
+enum CBLAS_SIDE { CblasLeft = 141, CblasRight = 142 };
+#endif
+typedef enum CBLAS_ORDER CBLAS_ORDER;
+typedef enum CBLAS_ORDER CBLAS_LAYOUT;
+typedef enum CBLAS_TRANSPOSE CBLAS_TRANSPOSE;
+
+/* C = alpha * op(A) * op(B) + beta * C, with the reference CBLAS semantics. */
+TILEDBLAS_API void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,
+                 int M, int N, int K, float alpha, const float *A, int lda,
+                 const float *B, int ldb, float beta, float *C, int ldc);
+
+/* Fortran 77 SGEMM (gfortran's trailing hidden string lengths are tolerated). */
+TILEDBLAS_API void sgemm_(const char *transa, const char *transb, const int *m, const int *n,
+            const int *k, const float *alpha, const float *a, const int *lda,
+            const float *b, const int *ldb, const float *beta, float *c,
+            const int *ldc);
+
+/*
+ * Error handler, called through its global symbol: a program that defines its
+ * own cblas_xerbla (or Fortran xerbla_) receives the reports instead. The
+ * defaults print one line to stderr and return.
+ */
+TILEDBLAS_API void cblas_xerbla(int info, const char *routine, const char *form, ...);
+
+/*
+ * Reference CBLAS protocol: 1 while a row-major call is being checked, so a
+ * cblas_xerbla can map the swapped column-major parameter numbers back.
+ */
+TILEDBLAS_API extern int RowMajorStrg;
+
+/* What the library adds. */
+TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */
+TILEDBLAS_API int tiledblas_gpu_available(void);            /* 1 when a usable GPU is present */
+TILEDBLAS_API const char *tiledblas_cpu_backend(void);      /* path or name of the CPU BLAS in use */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILEDBLAS_H */

@@ -1,0 +1,62 @@
+/*
+ * The GPU kernel family behind tiledblas, seen from C.
+ *
+ * Every variant computes one column-major problem
+ *     C = alpha * op(A) * op(B) + beta * C        (C is m x n, op(A) m x k)
+ * reading A and B directly from their storage in either orientation:
+ * op(A)(i,p) = trans_a ? a[p + i*lda] : a[i + p*lda], likewise for B.
+ * beta == 0 never reads C; k == 0 with alpha == 0 only scales C.
+ * All pointers are device pointers; the launch is asynchronous on `stream`.
+ */
+#ifndef TILEDBLAS_KERNELS_H
+#define TILEDBLAS_KERNELS_H
+
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tb_gemm_args {
+    int trans_a, trans_b;  /* 0: as stored, 1: transposed */
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a;
+    int64_t lda;
+    const float *b;
+    int64_t ldb;
+    float *c;
+    int64_t ldc;
+} tb_gemm_args;
+
+typedef cudaError_t (*tb_launch_fn)(const tb_gemm_args *args, cudaStream_t stream);
+
+/* The ladder, slowest first. */
+typedef enum tb_kernel_id {
+    TB_KERNEL_NAIVE = 0, /* one thread per element of C, no reuse */
+    TB_KERNEL_TILED16,   /* the design notes' shared-memory tile, 16x16 */
+    TB_KERNEL_TILED32,   /* the same with 32x32 tiles */
+    TB_KERNEL_REGTILE,   /* 128x128 block tile, 8x8 register tile per thread, float4, double buffer */
+    TB_KERNEL_COUNT
+} tb_kernel_id;
+
+#define TB_KERNEL_DEFAULT TB_KERNEL_REGTILE
+
+/* Short name ("naive", "tiled16", ...) used by TILEDBLAS_KERNEL and the benchmark. */
+const char *tb_kernel_name(tb_kernel_id id);
+/* Id for a name, or -1. */
+int tb_kernel_from_name(const char *name);
+/* Launch variant `id`; returns the launch status (cudaGetLastError after it). */
+cudaError_t tb_kernel_launch(tb_kernel_id id, const tb_gemm_args *args, cudaStream_t stream);
+
+/* One launcher per file of the ladder. */
+cudaError_t tb_launch_naive(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_tiled16(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_tiled32(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILEDBLAS_KERNELS_H */

@@ -1,0 +1,71 @@
+/* Run-time configuration: the TILEDBLAS_* environment variables, read once. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+#include "kernels.h"
+
+/*
+ * Crossover defaults, measured on the H100 machine (docs/PERFORMANCE.md):
+ * below these the CPU BLAS finishes before the operands would have crossed
+ * the bus.
+ */
+#define TB_DEFAULT_GPU_MIN_FLOPS 1.0e8
+#define TB_DEFAULT_GPU_MIN_INTENSITY 24.0
+
+static tb_config config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+
+static double env_number(const char *name, double fallback)
+{
+    const char *text = getenv(name);
+    if (!text || !*text)
+        return fallback;
+    char *end;
+    double value = strtod(text, &end);
+    if (*end != '\0' || value < 0) {
+        tb_warn("ignoring %s=%s (expected a non-negative number)", name, text);
+        return fallback;
+    }
+    return value;
+}
+
+static void read_environment(void)
+{
+    config.device = TB_DEVICE_AUTO;
+    const char *device = getenv("TILEDBLAS_DEVICE");
+    if (device && *device) {
+        if (strcasecmp(device, "gpu") == 0)
+            config.device = TB_DEVICE_GPU;
+        else if (strcasecmp(device, "cpu") == 0)
+            config.device = TB_DEVICE_CPU;
+        else if (strcasecmp(device, "auto") != 0)
+            tb_warn("ignoring TILEDBLAS_DEVICE=%s (expected auto, gpu or cpu)", device);
+    }
+
+    const char *verbose = getenv("TILEDBLAS_VERBOSE");
+    config.verbose = verbose ? atoi(verbose) : 0;
+
+    config.kernel = TB_KERNEL_DEFAULT;
+    const char *kernel = getenv("TILEDBLAS_KERNEL");
+    if (kernel && *kernel) {
+        int id = tb_kernel_from_name(kernel);
+        if (id >= 0)
+            config.kernel = id;
+        else
+            tb_warn("ignoring TILEDBLAS_KERNEL=%s (unknown kernel; using %s)", kernel,
+                    tb_kernel_name(TB_KERNEL_DEFAULT));
+    }
+
+    config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS);
+    config.gpu_min_intensity =
+        env_number("TILEDBLAS_GPU_MIN_INTENSITY", TB_DEFAULT_GPU_MIN_INTENSITY);
+}
+
+const tb_config *tb_config_get(void)
+{
+    pthread_once(&config_once, read_environment);
+    return &config;
+}

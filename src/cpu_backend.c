@@ -1,0 +1,122 @@
+/*
+ * The CPU path: whichever BLAS the process would have used without us.
+ * Resolved once, lazily, in this order: the next sgemm_ in the process (when
+ * preloaded, the application's own BLAS), TILEDBLAS_CPU_BLAS, libopenblas.so.0,
+ * libblas.so.3, and last a simple built-in loop. Never ourselves.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* Fortran SGEMM with gfortran's hidden string lengths, which every BLAS accepts. */
+typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *m, const int *n,
+                             const int *k, const float *alpha, const float *a, const int *lda,
+                             const float *b, const int *ldb, const float *beta, float *c,
+                             const int *ldc, size_t transa_len, size_t transb_len);
+
+static struct {
+    f77_sgemm_fn sgemm; /* NULL: built-in loop */
+    char name[512];
+} backend;
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+
+static int is_ours(void *symbol)
+{
+    Dl_info theirs, ours;
+    return dladdr(symbol, &theirs) && dladdr((void *)tb_cpu_sgemm, &ours) &&
+           theirs.dli_fbase == ours.dli_fbase;
+}
+
+static int use_symbol(void *symbol, const char *fallback_name)
+{
+    if (!symbol || is_ours(symbol))
+        return 0;
+    Dl_info info;
+    const char *name = dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : fallback_name;
+    backend.sgemm = (f77_sgemm_fn)symbol;
+    snprintf(backend.name, sizeof backend.name, "%s", name);
+    return 1;
+}
+
+/* RTLD_LOCAL keeps the library's symbols out of the global scope, where ours must stay first. */
+static int use_library(const char *soname)
+{
+    void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        return 0;
+    if (use_symbol(dlsym(handle, "sgemm_"), soname))
+        return 1;
+    dlclose(handle);
+    return 0;
+}
+
+static void resolve_backend(void)
+{
+    if (use_symbol(dlsym(RTLD_NEXT, "sgemm_"), "sgemm_"))
+        return;
+    const char *requested = getenv("TILEDBLAS_CPU_BLAS");
+    if (requested && *requested) {
+        if (strcmp(requested, "builtin") == 0) {
+            snprintf(backend.name, sizeof backend.name, "builtin");
+            return;
+        }
+        if (use_library(requested))
+            return;
+        tb_warn("TILEDBLAS_CPU_BLAS=%s could not be loaded; trying libopenblas.so.0", requested);
+    }
+    if (use_library("libopenblas.so.0") || use_library("libblas.so.3"))
+        return;
+    snprintf(backend.name, sizeof backend.name, "builtin");
+    tb_warn("no CPU BLAS found (libopenblas.so.0, libblas.so.3); using the slow built-in loop");
+}
+
+const char *tb_cpu_backend_name(void)
+{
+    pthread_once(&backend_once, resolve_backend);
+    return backend.name;
+}
+
+/* Reference loop, accumulated in double; only runs when no CPU BLAS exists. */
+static void builtin_sgemm(const tb_call *c)
+{
+    for (int64_t j = 0; j < c->n; j++) {
+        for (int64_t i = 0; i < c->m; i++) {
+            double acc = 0.0;
+            for (int64_t p = 0; p < c->k; p++) {
+                const float a = c->trans_a ? c->a[p + i * c->lda] : c->a[i + p * c->lda];
+                const float b = c->trans_b ? c->b[j + p * c->ldb] : c->b[p + j * c->ldb];
+                acc += (double)a * b;
+            }
+            float *out = &c->c[i + j * c->ldc];
+            *out = c->beta == 0.0f ? (float)(c->alpha * acc)
+                                   : (float)(c->alpha * acc) + c->beta * *out;
+        }
+    }
+}
+
+void tb_cpu_sgemm(const tb_call *c)
+{
+    pthread_once(&backend_once, resolve_backend);
+    if (!backend.sgemm) {
+        builtin_sgemm(c);
+        return;
+    }
+    const char ta = c->trans_a ? 'T' : 'N', tb = c->trans_b ? 'T' : 'N';
+    backend.sgemm(&ta, &tb, &c->m, &c->n, &c->k, &c->alpha, c->a, &c->lda, c->b, &c->ldb,
+                  &c->beta, c->c, &c->ldc, 1, 1);
+}
+
+void tb_scale_c_host(const tb_call *c)
+{
+    if (c->beta == 1.0f)
+        return;
+    for (int64_t j = 0; j < c->n; j++) {
+        float *col = c->c + j * c->ldc;
+        for (int64_t i = 0; i < c->m; i++)
+            col[i] = c->beta == 0.0f ? 0.0f : c->beta * col[i];
+    }
+}

@@ -1,0 +1,240 @@
+/*
+ * The GPU path (v1): operands in host memory are copied to a device workspace,
+ * one kernel of the ladder computes, C is copied back. Operands already on the
+ * device (or managed) are used in place. Nothing here runs before the first
+ * GPU-eligible call.
+ */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "kernels.h"
+
+static struct {
+    pthread_once_t once;
+    atomic_int usable;
+    char why_not[160];
+    int device;
+    size_t max_pitch;
+    cudaStream_t stream;
+    /* One workspace shared by all calls, grown on demand; calls take turns on it. */
+    pthread_mutex_t lock;
+    float *workspace;
+    size_t workspace_bytes;
+} gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void disable(const char *what, cudaError_t status)
+{
+    snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
+    atomic_store(&gpu.usable, 0);
+}
+
+static void init_gpu(void)
+{
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+        disable("no CUDA device", status);
+        return;
+    }
+    if (count == 0) {
+        snprintf(gpu.why_not, sizeof gpu.why_not, "no CUDA device");
+        return;
+    }
+    int pitch = 0;
+    if ((status = cudaGetDevice(&gpu.device)) != cudaSuccess ||
+        (status = cudaSetDevice(gpu.device)) != cudaSuccess ||
+        (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) != cudaSuccess ||
+        (status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        disable("CUDA initialisation failed", status);
+        return;
+    }
+    gpu.max_pitch = (size_t)pitch;
+    atomic_store(&gpu.usable, 1);
+}
+
+int tb_gpu_usable(void)
+{
+    pthread_once(&gpu.once, init_gpu);
+    return atomic_load(&gpu.usable);
+}
+
+const char *tb_gpu_unusable_reason(void)
+{
+    return gpu.why_not;
+}
+
+/* A process that never loaded the CUDA driver cannot hold device pointers. */
+static int process_has_cuda(void)
+{
+    static atomic_int seen;
+    if (atomic_load(&seen))
+        return 1;
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!driver)
+        return 0;
+    dlclose(driver);
+    atomic_store(&seen, 1);
+    return 1;
+}
+
+tb_mem_kind tb_gpu_mem_kind(const void *p)
+{
+    if (!p || !process_has_cuda() || !tb_gpu_usable())
+        return TB_MEM_HOST;
+    struct cudaPointerAttributes attributes;
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+        cudaGetLastError(); /* not a pointer CUDA knows: plain host memory */
+        return TB_MEM_HOST;
+    }
+    return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged
+               ? TB_MEM_DEVICE
+               : TB_MEM_HOST;
+}
+
+/* A column-major rows x cols operand and where its device copy goes. */
+typedef struct {
+    const float *host;
+    int64_t rows, cols, ld;
+    int resident; /* already on the device: used in place */
+    float *device;
+    int64_t device_ld;
+} operand;
+
+static operand describe(const float *p, int64_t rows, int64_t cols, int64_t ld, int resident)
+{
+    operand op = {.host = p, .rows = rows, .cols = cols, .ld = ld, .resident = resident};
+    if (resident) {
+        op.device = (float *)p;
+        op.device_ld = ld;
+    }
+    return op;
+}
+
+static cudaError_t ensure_workspace(size_t bytes)
+{
+    if (bytes <= gpu.workspace_bytes)
+        return cudaSuccess;
+    if (gpu.workspace) {
+        cudaError_t status = cudaFree(gpu.workspace);
+        gpu.workspace = NULL;
+        gpu.workspace_bytes = 0;
+        if (status != cudaSuccess)
+            return status;
+    }
+    cudaError_t status = cudaMalloc((void **)&gpu.workspace, bytes);
+    if (status != cudaSuccess) {
+        gpu.workspace = NULL;
+        return status;
+    }
+    gpu.workspace_bytes = bytes;
+    return cudaSuccess;
+}
+
+/*
+ * Copies a strided column-major block. 2D copies need pitches below the
+ * device's limit; wider leading dimensions go column by column.
+ */
+static cudaError_t copy_block(float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
+                              int64_t rows, int64_t cols, enum cudaMemcpyKind kind)
+{
+    const size_t width = (size_t)rows * sizeof(float);
+    if (rows == src_ld && rows == dst_ld)
+        return cudaMemcpyAsync(dst, src, width * (size_t)cols, kind, gpu.stream);
+    const size_t dst_pitch = (size_t)dst_ld * sizeof(float), src_pitch = (size_t)src_ld * sizeof(float);
+    if (dst_pitch <= gpu.max_pitch && src_pitch <= gpu.max_pitch)
+        return cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, (size_t)cols, kind,
+                                 gpu.stream);
+    for (int64_t j = 0; j < cols; j++) {
+        cudaError_t status =
+            cudaMemcpyAsync(dst + j * dst_ld, src + j * src_ld, width, kind, gpu.stream);
+        if (status != cudaSuccess)
+            return status;
+    }
+    return cudaSuccess;
+}
+
+static cudaError_t upload(operand *op)
+{
+    if (op->resident || op->rows == 0 || op->cols == 0)
+        return cudaSuccess;
+    return copy_block(op->device, op->device_ld, op->host, op->ld, op->rows, op->cols,
+                      cudaMemcpyHostToDevice);
+}
+
+static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
+{
+    const int reads_ab = call->alpha != 0.0f && call->k > 0;
+    const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
+    operand a = describe(call->a, call->trans_a ? k : m, call->trans_a ? m : k, call->lda,
+                         resident & TB_RESIDENT_A);
+    operand b = describe(call->b, call->trans_b ? n : k, call->trans_b ? k : n, call->ldb,
+                         resident & TB_RESIDENT_B);
+    operand c = describe(call->c, m, n, call->ldc, resident & TB_RESIDENT_C);
+
+    /* Lay the host operands out densely in the workspace. */
+    operand *staged[3] = {&a, &b, &c};
+    size_t bytes = 0;
+    for (int i = 0; i < 3; i++)
+        if (!staged[i]->resident)
+            bytes += (size_t)staged[i]->rows * (size_t)staged[i]->cols * sizeof(float);
+    cudaError_t status = cudaSetDevice(gpu.device);
+    if (status == cudaSuccess)
+        status = ensure_workspace(bytes);
+    if (status != cudaSuccess)
+        return status;
+    float *next = gpu.workspace;
+    for (int i = 0; i < 3; i++) {
+        if (staged[i]->resident)
+            continue;
+        staged[i]->device = next;
+        staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
+        next += staged[i]->rows * staged[i]->cols;
+    }
+
+    /* The application may still be writing resident operands on its own streams. */
+    if (a.resident || b.resident || c.resident)
+        if ((status = cudaDeviceSynchronize()) != cudaSuccess)
+            return status;
+    if ((status = upload(&a)) != cudaSuccess || (status = upload(&b)) != cudaSuccess)
+        return status;
+    /* beta == 0: C is only written, so it never crosses the bus inward. */
+    if (call->beta != 0.0f && (status = upload(&c)) != cudaSuccess)
+        return status;
+
+    const tb_gemm_args args = {
+        .trans_a = call->trans_a, .trans_b = call->trans_b,
+        .m = m, .n = n, .k = k,
+        .alpha = reads_ab ? call->alpha : 0.0f, .beta = call->beta,
+        .a = a.device, .lda = a.device_ld,
+        .b = b.device, .ldb = b.device_ld,
+        .c = c.device, .ldc = c.device_ld,
+    };
+    if ((status = tb_kernel_launch(kernel, &args, gpu.stream)) != cudaSuccess)
+        return status;
+    if (!c.resident &&
+        (status = copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
+                             cudaMemcpyDeviceToHost)) != cudaSuccess)
+        return status;
+    return cudaStreamSynchronize(gpu.stream);
+}
+
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel)
+{
+    pthread_mutex_lock(&gpu.lock);
+    cudaError_t status = run_call(call, resident, kernel);
+    tb_gpu_status result = TB_GPU_OK;
+    if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); /* not sticky: later calls may fit */
+        result = TB_GPU_NO_MEMORY;
+    } else if (status != cudaSuccess) {
+        disable("CUDA error", status);
+        tb_warn("GPU path failed (%s); this and later calls use the CPU BLAS", gpu.why_not);
+        result = TB_GPU_FAILED;
+    }
+    pthread_mutex_unlock(&gpu.lock);
+    return result;
+}

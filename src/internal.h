@@ -1,0 +1,88 @@
+/* Internal interfaces of libtiledblas: the framework between the ABI layer (compat/) and the kernels. */
+#ifndef TILEDBLAS_INTERNAL_H
+#define TILEDBLAS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tiledblas.h"
+
+/*
+ * One SGEMM normalised to column-major: C = alpha*op(A)*op(B) + beta*C with
+ * C m x n. op(A)(i,p) = trans_a ? a[p + i*lda] : a[i + p*lda], likewise for B.
+ * Arguments are already validated.
+ */
+typedef struct tb_call {
+    int trans_a, trans_b;
+    int m, n, k;
+    float alpha, beta;
+    const float *a;
+    int lda;
+    const float *b;
+    int ldb;
+    float *c;
+    int ldc;
+} tb_call;
+
+/* The call as the application made it, for the per-call trace. */
+typedef struct tb_origin {
+    const char *api;  /* "cblas" or "f77" */
+    int row_major;
+    char trans_a, trans_b; /* 'N' or 'T' ('C' shown as 'T') */
+    int m, n, k;
+} tb_origin;
+
+/* The framework: quick returns, path choice, GPU with CPU fallback, accounting. */
+void tb_sgemm(const tb_call *call, const tb_origin *origin);
+
+/* --- configuration (src/config.c), read once from the environment --- */
+typedef enum { TB_DEVICE_AUTO, TB_DEVICE_GPU, TB_DEVICE_CPU } tb_device_mode;
+typedef struct tb_config {
+    tb_device_mode device;
+    int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call */
+    int kernel;           /* tb_kernel_id */
+    double gpu_min_flops; /* auto: smallest 2*m*n*k sent to the GPU */
+    double gpu_min_intensity; /* auto: smallest flops per byte crossing the bus */
+} tb_config;
+const tb_config *tb_config_get(void);
+
+/* --- CPU backend (src/cpu_backend.c) --- */
+void tb_cpu_sgemm(const tb_call *call);
+const char *tb_cpu_backend_name(void);
+/* C = beta*C on host memory, reference rules (beta == 0 writes zeros without reading). */
+void tb_scale_c_host(const tb_call *call);
+
+/* --- GPU backend (src/gpu_backend.c) --- */
+typedef enum {
+    TB_GPU_OK = 0,
+    TB_GPU_NO_MEMORY, /* this call does not fit; the GPU stays usable */
+    TB_GPU_FAILED     /* any other CUDA error; the GPU is disabled for the process */
+} tb_gpu_status;
+typedef enum { TB_MEM_HOST = 0, TB_MEM_DEVICE } tb_mem_kind;
+/* Which operands already live on the device (or are managed): bits of a mask. */
+enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
+
+int tb_gpu_usable(void);         /* initialises CUDA on first use */
+const char *tb_gpu_unusable_reason(void);
+/* Where p lives; only asks CUDA when the process has CUDA loaded already. */
+tb_mem_kind tb_gpu_mem_kind(const void *p);
+/* Runs the call with kernel `kernel`; operands named in `resident` are used in place. */
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel);
+
+/* --- reporting (src/report.c) --- */
+void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line. */
+void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double seconds);
+
+/* Prints a warning the first time the enclosing call site is reached. */
+#define TB_WARN_ONCE(...)                                       \
+    do {                                                        \
+        static atomic_flag tb_warned_ = ATOMIC_FLAG_INIT;       \
+        if (!atomic_flag_test_and_set(&tb_warned_))             \
+            tb_warn(__VA_ARGS__);                               \
+    } while (0)
+
+/* The Fortran error handler (not in the public header: programs define their own freely). */
+TILEDBLAS_API void xerbla_(const char *srname, const int *info, size_t srname_len);
+
+#endif /* TILEDBLAS_INTERNAL_H */

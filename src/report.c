@@ -1,0 +1,53 @@
+/* Warnings, the per-call trace (TILEDBLAS_VERBOSE=2) and the exit summary (>= 1). */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "internal.h"
+
+static struct {
+    pthread_mutex_t lock;
+    unsigned long calls[2]; /* [0] cpu, [1] gpu */
+    double gflop[2];
+} totals = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void tb_warn(const char *fmt, ...)
+{
+    char line[512];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(line, sizeof line, fmt, args);
+    va_end(args);
+    /* One fprintf so that lines from concurrent threads do not interleave. */
+    fprintf(stderr, "tiledblas: warning: %s\n", line);
+}
+
+void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double seconds)
+{
+    const int verbose = tb_config_get()->verbose;
+    if (verbose < 1)
+        return;
+    const double gflop = 2e-9 * origin->m * origin->n * origin->k;
+    pthread_mutex_lock(&totals.lock);
+    totals.calls[on_gpu]++;
+    totals.gflop[on_gpu] += gflop;
+    pthread_mutex_unlock(&totals.lock);
+    if (verbose < 2)
+        return;
+    fprintf(stderr,
+            "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s "
+            "time=%.3fms %.2f GFLOP/s\n",
+            origin->api, origin->row_major ? "row" : "col", origin->trans_a, origin->trans_b,
+            origin->m, origin->n, origin->k, on_gpu ? "gpu" : "cpu", reason, seconds * 1e3,
+            seconds > 0 ? gflop / seconds : 0.0);
+}
+
+__attribute__((destructor)) static void print_summary(void)
+{
+    if (tb_config_get()->verbose < 1)
+        return;
+    /* The backend is named only once a CPU call has resolved it: exit must not load a BLAS. */
+    fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s\n",
+            totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
+            totals.calls[0] ? ", cpu backend " : "", totals.calls[0] ? tb_cpu_backend_name() : "");
+}
