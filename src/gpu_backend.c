@@ -5,10 +5,11 @@
  * GPU-eligible call.
  */
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 #include "kernels.h"
@@ -67,23 +68,31 @@ const char *tb_gpu_unusable_reason(void)
     return gpu.why_not;
 }
 
-/* A process that never loaded the CUDA driver cannot hold device pointers. */
-static int process_has_cuda(void)
+static int is_cuda_driver(struct dl_phdr_info *info, size_t size, void *unused)
+{
+    (void)size, (void)unused;
+    return info->dlpi_name && strstr(info->dlpi_name, "libcuda.so") != NULL;
+}
+
+/*
+ * A process that never loaded the CUDA driver cannot hold device pointers.
+ * Walking the loaded objects costs about a microsecond, far less than a
+ * dlopen(RTLD_NOLOAD) that misses; once seen, the driver stays.
+ */
+int tb_process_has_cuda(void)
 {
     static atomic_int seen;
     if (atomic_load(&seen))
         return 1;
-    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!driver)
+    if (!dl_iterate_phdr(is_cuda_driver, NULL))
         return 0;
-    dlclose(driver);
     atomic_store(&seen, 1);
     return 1;
 }
 
 tb_mem_kind tb_gpu_mem_kind(const void *p)
 {
-    if (!p || !process_has_cuda() || !tb_gpu_usable())
+    if (!p || !tb_gpu_usable())
         return TB_MEM_HOST;
     struct cudaPointerAttributes attributes;
     if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {

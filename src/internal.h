@@ -64,7 +64,9 @@ enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
 
 int tb_gpu_usable(void);         /* initialises CUDA on first use */
 const char *tb_gpu_unusable_reason(void);
-/* Where p lives; only asks CUDA when the process has CUDA loaded already. */
+/* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
+int tb_process_has_cuda(void);
+/* Where p lives (initialises CUDA: ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p);
 /* Runs the call with kernel `kernel`; operands named in `resident` are used in place. */
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel);

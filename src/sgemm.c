@@ -16,6 +16,8 @@ static double seconds_now(void)
 
 static unsigned resident_operands(const tb_call *call, int reads_ab)
 {
+    if (!tb_process_has_cuda())
+        return 0;
     unsigned mask = 0;
     if (reads_ab && tb_gpu_mem_kind(call->a) == TB_MEM_DEVICE)
         mask |= TB_RESIDENT_A;

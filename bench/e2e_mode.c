@@ -1,0 +1,237 @@
+/*
+ * --e2e: what a user sees. cblas_sgemm of libtiledblas (on whichever path
+ * TILEDBLAS_DEVICE selects) against OpenBLAS's, host memory in and out.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tiledblas.h"
+#include "bench.h"
+
+#define SAMPLES 256
+
+typedef void (*sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m,
+                         int n, int k, float alpha, const float *a, int lda, const float *b,
+                         int ldb, float beta, float *c, int ldc);
+
+typedef struct e2e_run {
+    sgemm_fn sgemm;
+    const bench_case *bc;
+    const float *a, *b;
+    float *c;
+} e2e_run;
+
+/* Host buffers of one shape; C0 (beta != 0 only) is what C starts from. */
+typedef struct e2e_bufs {
+    float *a, *b, *c, *c0;
+    size_t nc;
+} e2e_bufs;
+
+/* One element of the column-major problem, in FP64, with its error bound. */
+typedef struct sample {
+    int64_t i, j;
+    double ref, bound;
+} sample;
+
+static double timed_call(void *ctx)
+{
+    const e2e_run *r = ctx;
+    const bench_case *bc = r->bc;
+    const double t0 = bench_now_ms();
+    /* bench_parse keeps every dimension within int. */
+    r->sgemm(bc->row_major ? CblasRowMajor : CblasColMajor,
+             bc->trans_a ? CblasTrans : CblasNoTrans, bc->trans_b ? CblasTrans : CblasNoTrans,
+             (int)bc->m, (int)bc->n, (int)bc->k, 1.0f, r->a, (int)bc->lda, r->b, (int)bc->ldb,
+             bc->beta, r->c, (int)bc->ldc);
+    return bench_now_ms() - t0;
+}
+
+/*
+ * The corners and random elements of C (column-major coordinates, g->c is
+ * C0), each with the classic worst-case bound for FP32 dot products:
+ * (K + 2) * 2^-24 * (|alpha| sum |a||b| + |beta c0|). A result within it has
+ * err/bound <= 1 whatever the summation order.
+ */
+static void make_samples(const tb_gemm_args *g, sample *s)
+{
+    const double u = ldexp(1.0, -24);
+    for (int q = 0; q < SAMPLES; q++) {
+        sample *x = &s[q];
+        if (q < 4) {
+            x->i = q & 1 ? g->m - 1 : 0;
+            x->j = q & 2 ? g->n - 1 : 0;
+        } else {
+            x->i = (int64_t)(bench_hash(2 * (uint64_t)q) % (uint64_t)g->m);
+            x->j = (int64_t)(bench_hash(2 * (uint64_t)q + 1) % (uint64_t)g->n);
+        }
+        double sum = 0.0, mag = 0.0;
+        for (int64_t p = 0; p < g->k; p++) {
+            const double a = g->trans_a ? g->a[p + x->i * g->lda] : g->a[x->i + p * g->lda];
+            const double b = g->trans_b ? g->b[x->j + p * g->ldb] : g->b[p + x->j * g->ldb];
+            sum += a * b;
+            mag += fabs(a * b);
+        }
+        x->ref = g->alpha * sum;
+        mag *= fabs(g->alpha);
+        if (g->beta != 0.0f) {
+            const double c0 = (double)g->beta * g->c[x->i + x->j * g->ldc];
+            x->ref += c0;
+            mag += fabs(c0);
+        }
+        x->bound = (double)(g->k + 2) * u * mag;
+    }
+}
+
+/* Largest err/bound over the samples; c is the column-major result. */
+static double sampled_error(const float *c, int64_t ldc, const sample *s)
+{
+    double worst = 0.0;
+    for (int q = 0; q < SAMPLES; q++) {
+        const double e = fabs(c[s[q].i + s[q].j * ldc] - s[q].ref) / s[q].bound;
+        if (!(e <= worst)) /* NaN sticks */
+            worst = e;
+    }
+    return worst;
+}
+
+static void fail(bench_row *row, const char *why)
+{
+    row->failed = 1;
+    snprintf(row->status, sizeof row->status, "FAIL: %s", why);
+}
+
+/* One implementation on one case: a checked warm-up call, then the timing. */
+static bench_row *run_variant(const char *name, sgemm_fn sgemm, const bench_case *bc,
+                              const e2e_bufs *h, const sample *s, const bench_opts *o,
+                              bench_table *t)
+{
+    bench_row *row = bench_table_add(t, bc, name);
+    e2e_run r = {sgemm, bc, h->a, h->b, h->c};
+    size_t nonfinite = 0;
+    char why[64];
+
+    if (bc->beta == 0.0f) /* NaN: C must be written, never read */
+        for (size_t e = 0; e < h->nc; e++)
+            h->c[e] = NAN;
+    else
+        memcpy(h->c, h->c0, h->nc * sizeof *h->c);
+    timed_call(&r);
+    for (size_t e = 0; e < h->nc; e++)
+        nonfinite += !isfinite(h->c[e]);
+    row->error = sampled_error(h->c, bc->ldc, s);
+    if (nonfinite) {
+        snprintf(why, sizeof why, "%zu of %zu outputs NaN/Inf", nonfinite, h->nc);
+        fail(row, why);
+    } else if (!(row->error <= 1.0)) {
+        fail(row, "error above the FP32 bound");
+    }
+
+    row->reps = bench_time(timed_call, &r, o->reps, &row->ms);
+    row->gflops = bench_gflops(bc, row->ms);
+    if (!row->failed)
+        snprintf(row->status, sizeof row->status, "ok");
+    fprintf(stderr, "[e2e] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, err/bound %.2g, %s\n",
+            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
+            row->status);
+    return row;
+}
+
+static float *random_buffer(size_t n, uint64_t seed)
+{
+    float *x = bench_xmalloc(n * sizeof *x);
+    bench_fill(x, n, seed);
+    return x;
+}
+
+/* OpenBLAS through dlopen: linking it would clash with our own cblas_sgemm. */
+static sgemm_fn load_openblas(void **handle)
+{
+    const char *path = getenv("OPENBLAS_LIB");
+    if (!path || !*path)
+        path = "libopenblas.so.0";
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!*handle) {
+        fprintf(stderr, "tiledblas-bench: cannot load OpenBLAS: %s\n", dlerror());
+        return NULL;
+    }
+    sgemm_fn sgemm = (sgemm_fn)dlsym(*handle, "cblas_sgemm");
+    if (!sgemm) {
+        fprintf(stderr, "tiledblas-bench: %s: %s\n", path, dlerror());
+        dlclose(*handle);
+        return NULL;
+    }
+
+    /* OpenBLAS's own extensions, when present, say what was measured. */
+    char *(*config)(void) = (char *(*)(void))dlsym(*handle, "openblas_get_config");
+    int (*threads)(void) = (int (*)(void))dlsym(*handle, "openblas_get_num_threads");
+    printf("baseline: OpenBLAS cblas_sgemm from %s", path);
+    if (config)
+        printf(", %s", config());
+    if (threads)
+        printf(", %d threads", threads());
+    printf("\n");
+    return sgemm;
+}
+
+int bench_e2e(const bench_opts *o, bench_table *t)
+{
+    const char *device = getenv("TILEDBLAS_DEVICE");
+    char name[32];
+    void *openblas_handle = NULL;
+    sgemm_fn openblas = NULL;
+
+    snprintf(name, sizeof name, "tiledblas%s%s", device ? ":" : "", device ? device : "");
+    printf("tiledblas: cblas_sgemm of libtiledblas %s, TILEDBLAS_DEVICE=%s, GPU available: %s, "
+           "CPU backend: %s\n",
+           tiledblas_version(), device ? device : "(unset)",
+           tiledblas_gpu_available() ? "yes" : "no", tiledblas_cpu_backend());
+    if (!o->no_openblas) {
+        openblas = load_openblas(&openblas_handle);
+        if (!openblas) {
+            printf("OpenBLAS not loadable (set OPENBLAS_LIB, or pass --no-openblas): skipped\n");
+            return 77;
+        }
+    }
+    printf("timing: wall clock around each call, host memory in and out, median of up to %d "
+           "calls after a checked warm-up call\n", o->reps);
+    printf("err/bound: max over %d sampled elements of |C - C_fp64| / ((K+2) 2^-24 (|A||B| + "
+           "|beta C0|)); <= 1 passes\n", SAMPLES);
+    fflush(stdout);
+
+    for (int si = 0; si < o->nshapes; si++) {
+        const bench_shape sh = o->shapes[si];
+        e2e_bufs h = {0};
+        sample *s = bench_xmalloc(SAMPLES * sizeof *s);
+
+        h.nc = (size_t)(sh.m * sh.n);
+        h.a = random_buffer((size_t)(sh.m * sh.k), 1);
+        h.b = random_buffer((size_t)(sh.k * sh.n), 2);
+        h.c = bench_xmalloc(h.nc * sizeof *h.c);
+        if (o->beta != 0.0f)
+            h.c0 = random_buffer(h.nc, 3);
+
+        for (int i = 0; i < o->ntrans; i++) {
+            const bench_case bc = bench_case_make(o, sh, o->trans[i]);
+            const tb_gemm_args g = bench_colmajor(&bc, h.a, h.b, h.c0);
+            make_samples(&g, s);
+            const size_t ours = t->len; /* an index: adding rows moves them */
+            run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
+            if (openblas) {
+                bench_row *theirs = run_variant("openblas", openblas, &bc, &h, s, o, t);
+                t->rows[ours].ratio = t->rows[ours].gflops / theirs->gflops;
+                theirs->ratio = 1.0;
+            }
+        }
+        free(s);
+        free(h.a);
+        free(h.b);
+        free(h.c);
+        free(h.c0);
+    }
+    if (openblas_handle)
+        dlclose(openblas_handle);
+    return 0;
+}

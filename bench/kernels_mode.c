@@ -1,0 +1,263 @@
+/* --kernels: every rung of the ladder and cuBLAS, on device memory. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "bench.h"
+
+/* Errors of the benchmark's own calls end the run; a variant's are reported. */
+#define CUDA_CHECK(call)                                                               \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
+                    #call, cudaGetErrorString(err_));                                  \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+#define CUBLAS_CHECK(call)                                                             \
+    do {                                                                               \
+        cublasStatus_t st_ = (call);                                                   \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                            \
+            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
+                    #call, cublasGetStatusString(st_));                                \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+/* The ladder's ids come first; cuBLAS is the rung after the last. */
+#define VARIANT_CUBLAS TB_KERNEL_COUNT
+
+typedef struct kernels_run {
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    cublasHandle_t cublas;
+    int variant;       /* ladder id, or VARIANT_CUBLAS */
+    tb_gemm_args args; /* the column-major problem, device pointers */
+    char error[64];    /* why the last call failed */
+    int fatal;         /* the failure came from execution: the context is lost */
+} kernels_run;
+
+/* Device buffers of one shape; C0 (beta != 0 only) is what C starts from. */
+typedef struct kernels_bufs {
+    float *a, *b, *c, *c0;
+    double *ref;
+    bench_err *scratch;
+    size_t nc;
+} kernels_bufs;
+
+static const char *variant_name(int variant)
+{
+    return variant == VARIANT_CUBLAS ? "cublas" : tb_kernel_name((tb_kernel_id)variant);
+}
+
+static cublasOperation_t cublas_op(int trans)
+{
+    return trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+/* Queues one call of the variant; returns 0, or -1 with r->error set. */
+static int launch(kernels_run *r)
+{
+    const tb_gemm_args *g = &r->args;
+    if (r->variant == VARIANT_CUBLAS) {
+        /* bench_parse keeps every dimension within int. */
+        cublasStatus_t st = cublasSgemm(r->cublas, cublas_op(g->trans_a), cublas_op(g->trans_b),
+                                        (int)g->m, (int)g->n, (int)g->k, &g->alpha, g->a,
+                                        (int)g->lda, g->b, (int)g->ldb, &g->beta, g->c,
+                                        (int)g->ldc);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            snprintf(r->error, sizeof r->error, "cublasSgemm: %s", cublasGetStatusString(st));
+            return -1;
+        }
+        return 0;
+    }
+    cudaError_t err = tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
+    if (err != cudaSuccess) {
+        snprintf(r->error, sizeof r->error, "launch: %s", cudaGetErrorString(err));
+        return -1;
+    }
+    return 0;
+}
+
+/* Waits for the queued work; an error here is sticky, so the run ends. */
+static int finish(kernels_run *r, cudaEvent_t event)
+{
+    cudaError_t err = event ? cudaEventSynchronize(event) : cudaStreamSynchronize(r->stream);
+    if (err != cudaSuccess) {
+        snprintf(r->error, sizeof r->error, "run: %s", cudaGetErrorString(err));
+        r->fatal = 1;
+        return -1;
+    }
+    return 0;
+}
+
+static double timed_call(void *ctx)
+{
+    kernels_run *r = ctx;
+    float ms;
+    CUDA_CHECK(cudaEventRecord(r->start, r->stream));
+    if (launch(r) != 0)
+        return -1.0;
+    CUDA_CHECK(cudaEventRecord(r->stop, r->stream));
+    if (finish(r, r->stop) != 0)
+        return -1.0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, r->start, r->stop));
+    return ms;
+}
+
+static void fail(bench_row *row, const char *why)
+{
+    row->failed = 1;
+    snprintf(row->status, sizeof row->status, "FAIL: %s", why);
+}
+
+/*
+ * FP32 rounding error grows like sqrt(K) * 2^-24 on random data; 16 times
+ * that leaves room for any summation order yet flags wrong results and
+ * TF32-class precision (about 2^-11 per product).
+ */
+static double error_tolerance(int64_t k)
+{
+    return 16.0 * ldexp(1.0, -24) * sqrt((double)k);
+}
+
+/* One variant on one case: a checked warm-up call, then the timing. */
+static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *bc,
+                        const kernels_bufs *d, int variant, bench_table *t)
+{
+    bench_row *row = bench_table_add(t, bc, variant_name(variant));
+    bench_err e;
+    char why[64];
+
+    r->variant = variant;
+    r->args = bench_colmajor(bc, d->a, d->b, d->c);
+    if (bc->beta == 0.0f) /* all-ones bytes are NaN: C must be written, never read */
+        CUDA_CHECK(cudaMemsetAsync(d->c, 0xff, d->nc * sizeof *d->c, r->stream));
+    else
+        CUDA_CHECK(cudaMemcpyAsync(d->c, d->c0, d->nc * sizeof *d->c,
+                                   cudaMemcpyDeviceToDevice, r->stream));
+    if (launch(r) != 0 || finish(r, NULL) != 0) {
+        fail(row, r->error);
+        fprintf(stderr, "[kernels] %s %s %s: %s\n", bc->shape, bc->op, row->variant, row->status);
+        return;
+    }
+    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
+    row->error = sqrt(e.diff2 / e.ref2);
+    if (e.nonfinite) {
+        snprintf(why, sizeof why, "%llu of %zu outputs NaN/Inf", e.nonfinite, d->nc);
+        fail(row, why);
+    } else if (!(row->error <= error_tolerance(bc->k))) {
+        snprintf(why, sizeof why, "error above %.1e", error_tolerance(bc->k));
+        fail(row, why);
+    }
+
+    row->reps = bench_time(timed_call, r, o->reps, &row->ms);
+    if (row->reps < 0) {
+        fail(row, r->error);
+        row->reps = 0;
+    } else {
+        row->gflops = bench_gflops(bc, row->ms);
+    }
+    if (!row->failed)
+        snprintf(row->status, sizeof row->status, "ok");
+    fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s\n",
+            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
+            row->status);
+}
+
+static float *upload_random(float *host, size_t n, uint64_t seed)
+{
+    float *dev;
+    bench_fill(host, n, seed);
+    CUDA_CHECK(cudaMalloc((void **)&dev, n * sizeof *dev));
+    CUDA_CHECK(cudaMemcpy(dev, host, n * sizeof *dev, cudaMemcpyHostToDevice));
+    return dev;
+}
+
+/* Every transpose combination and variant on one shape; 1 once the context is lost. */
+static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_table *t)
+{
+    const size_t na = (size_t)(s.m * s.k), nb = (size_t)(s.k * s.n), nc = (size_t)(s.m * s.n);
+    size_t most = na > nb ? na : nb;
+    most = most > nc ? most : nc;
+    float *host = bench_xmalloc(most * sizeof *host);
+    kernels_bufs d = {0};
+
+    d.nc = nc;
+    d.a = upload_random(host, na, 1);
+    d.b = upload_random(host, nb, 2);
+    if (o->beta != 0.0f)
+        d.c0 = upload_random(host, nc, 3);
+    free(host);
+    CUDA_CHECK(cudaMalloc((void **)&d.c, nc * sizeof *d.c));
+    CUDA_CHECK(cudaMalloc((void **)&d.ref, nc * sizeof *d.ref));
+    CUDA_CHECK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
+
+    for (int i = 0; i < o->ntrans && !r->fatal; i++) {
+        const bench_case bc = bench_case_make(o, s, o->trans[i]);
+        const tb_gemm_args ref_args = bench_colmajor(&bc, d.a, d.b, d.c0);
+        const size_t first = t->len;
+
+        CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, r->stream));
+        CUDA_CHECK(cudaStreamSynchronize(r->stream));
+        for (int v = 0; v <= VARIANT_CUBLAS && !r->fatal; v++)
+            run_variant(r, o, &bc, &d, v, t);
+        /* cuBLAS ran last: the ratios of this case are to its row. */
+        const bench_row *cublas = &t->rows[t->len - 1];
+        if (t->len - first == VARIANT_CUBLAS + 1 && cublas->gflops > 0.0)
+            for (size_t j = first; j < t->len; j++)
+                t->rows[j].ratio = t->rows[j].gflops / cublas->gflops;
+    }
+    if (r->fatal)
+        return 1; /* nothing can be freed in a lost context; the run ends */
+
+    CUDA_CHECK(cudaFree(d.a));
+    CUDA_CHECK(cudaFree(d.b));
+    CUDA_CHECK(cudaFree(d.c0));
+    CUDA_CHECK(cudaFree(d.c));
+    CUDA_CHECK(cudaFree(d.ref));
+    CUDA_CHECK(cudaFree(d.scratch));
+    return 0;
+}
+
+int bench_kernels(const bench_opts *o, bench_table *t)
+{
+    kernels_run r = {0};
+    int version, status = 0;
+
+    CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaEventCreate(&r.start));
+    CUDA_CHECK(cudaEventCreate(&r.stop));
+    CUBLAS_CHECK(cublasCreate(&r.cublas));
+    CUBLAS_CHECK(cublasSetStream(r.cublas, r.stream));
+    /* What a cuBLAS user gets: FP32 SGEMM without TF32 (that needs CUBLAS_TF32_TENSOR_OP_MATH);
+     * the error column shows it. */
+    CUBLAS_CHECK(cublasSetMathMode(r.cublas, CUBLAS_DEFAULT_MATH));
+    CUBLAS_CHECK(cublasGetVersion(r.cublas, &version));
+
+    printf("baseline: cuBLAS %d.%d.%d cublasSgemm, CUBLAS_DEFAULT_MATH (FP32, no TF32)\n",
+           version / 10000, version / 100 % 100, version % 100);
+    printf("timing: CUDA events, median of up to %d calls after a checked warm-up call\n",
+           o->reps);
+    printf("rel.err: ||C - C_ref||_F / ||C_ref||_F, C_ref from an FP64 GPU kernel\n");
+    fflush(stdout);
+
+    for (int s = 0; s < o->nshapes && !status; s++)
+        status = run_shape(&r, o, o->shapes[s], t);
+    if (status) {
+        fprintf(stderr, "tiledblas-bench: stopped: a kernel failed while running, the "
+                        "CUDA context is lost\n");
+        return 1;
+    }
+
+    CUBLAS_CHECK(cublasDestroy(r.cublas));
+    CUDA_CHECK(cudaEventDestroy(r.start));
+    CUDA_CHECK(cudaEventDestroy(r.stop));
+    CUDA_CHECK(cudaStreamDestroy(r.stream));
+    return status;
+}

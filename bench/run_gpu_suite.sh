@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The whole GPU session of tiledblas in one command: configure, build, ctest,
+# then the benchmarks. Run it from the repository root on the GPU machine,
+# after `source .gpu/env.sh` (OpenBLAS for the CPU path and the baseline):
+#
+#     bash bench/run_gpu_suite.sh
+#
+# It writes, under $OUT (./suite-out when unset):
+#   build.log   configure and build output
+#   ctest.log   ctest --output-on-failure
+#   bench.txt   nvidia-smi, then every benchmark's setup, progress and table
+#   bench.csv   every benchmark row, the step's name first
+# and ends with a summary: the ctest verdict and the tables. A failed step is
+# recorded and the next one runs anyway; the exit status is 1 if any failed.
+# Every step has a time limit, and all of them end by DEADLINE, well inside
+# the device machine's 10 minutes a command.
+set -u -o pipefail
+
+OUT=${OUT:-$PWD/suite-out}
+BUILD=build-gpu
+BENCH=$BUILD/bench/tiledblas-bench
+PARTS=$BUILD/suite # one CSV per benchmark step, merged into bench.csv
+LOG=$OUT/bench.txt
+DEADLINE=510 # seconds after the start
+failed=()
+
+mkdir -p "$OUT" "$PARTS"
+: >"$LOG"
+
+# step NAME LIMIT LOGFILE COMMAND...: runs COMMAND into LOGFILE for at most
+# LIMIT seconds (less when the deadline is nearer) and records a failure.
+step() {
+    local name=$1 limit=$2 log=$3 rc start=$SECONDS
+    shift 3
+    local left=$((DEADLINE - SECONDS))
+    ((limit > left)) && limit=$left
+    if ((limit < 10)); then
+        echo "== $name: not run, out of time" | tee -a "$log"
+        failed+=("$name (not run, out of time)")
+        return
+    fi
+    echo "== $name (limit ${limit}s): $*" | tee -a "$log"
+    timeout -k 10 "$limit" "$@" >>"$log" 2>&1
+    rc=$?
+    echo "== $name: exit $rc after $((SECONDS - start))s$( ((rc == 124)) && echo ', timed out')" |
+        tee -a "$log"
+    ((rc == 0)) || failed+=("$name (exit $rc)")
+}
+
+# bench NAME LIMIT [VAR=VALUE...] -- ARGS...: one tiledblas-bench run into bench.txt.
+bench() {
+    local name=$1 limit=$2
+    shift 2
+    local envs=()
+    while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+    shift
+    step "$name" "$limit" "$LOG" env "${envs[@]}" "$BENCH" "$@" --csv "$PARTS/$name.csv"
+    echo >>"$LOG"
+}
+
+{
+    echo "tiledblas GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+    echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    echo "nvcc: $(nvcc --version | tail -1); $(cmake --version | head -1)"
+    echo "OPENBLAS_LIB=${OPENBLAS_LIB:-(unset)}"
+    nvidia-smi 2>&1
+    echo
+} | tee -a "$LOG"
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+: >"$OUT/build.log"
+step configure 120 "$OUT/build.log" cmake -S . -B "$BUILD" "${generator[@]}" \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release
+step build 240 "$OUT/build.log" cmake --build "$BUILD" -j16
+: >"$OUT/ctest.log"
+step ctest 150 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 120
+
+bench_from=$(($(wc -l <"$LOG") + 1))
+bench kernels 120 -- --kernels --sizes 1024,2048,4096
+bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
+bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
+# Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
+bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
+    --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
+
+# One CSV: the step's name, then the benchmark's columns.
+first=1
+for name in kernels e2e-gpu e2e-auto crossover; do
+    part=$PARTS/$name.csv
+    [[ -f $part ]] || continue
+    ((first)) && sed -n '1s/^/step,/p' "$part"
+    sed -n "2,\$s/^/$name,/p" "$part"
+    first=0
+done >"$OUT/bench.csv"
+
+echo
+echo "===== summary ($((SECONDS))s)"
+grep -E 'tests passed|No tests were found' "$OUT/ctest.log" || echo "ctest: no summary line (see ctest.log)"
+sed -n '/^The following tests FAILED/,$p' "$OUT/ctest.log"
+echo
+tail -n +"$bench_from" "$LOG" | grep -v -E '^\[(kernels|e2e)\] '
+if ((${#failed[@]})); then
+    printf 'FAILED STEP: %s\n' "${failed[@]}"
+    exit 1
+fi
+echo "all steps passed"

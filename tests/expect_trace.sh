@@ -1,0 +1,14 @@
+#!/bin/bash
+# Runs a program linked to tiledblas with TILEDBLAS_VERBOSE=2 and requires
+# success, well-formed per-call trace lines and one summary line.
+# Usage: expect_trace.sh PROGRAM [ARGS...]
+source "$(dirname "$0")/script_lib.sh"
+
+run traced env TILEDBLAS_VERBOSE=2 "$@"
+expect_status traced 0
+[ "$(trace_count traced)" -gt 0 ] || { fail "no trace lines"; show traced; }
+check_trace traced "$(trace_count traced)" 'cpu|gpu'
+[ "$(grep -c '^tiledblas: summary:' "$tmp/traced.err")" -eq 1 ] ||
+    { fail "not exactly one summary line"; show traced; }
+cat "$tmp/traced.out"
+finish
