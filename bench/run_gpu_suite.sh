@@ -3,11 +3,15 @@
 # then the benchmarks. Run it from the repository root on the GPU machine,
 # after `source .gpu/env.sh` (OpenBLAS for the CPU path and the baseline):
 #
-#     bash bench/run_gpu_suite.sh
+#     STEPS="test bench shapes sanitize" bash bench/run_gpu_suite.sh
 #
+# STEPS picks what runs after the build (default "test bench"): test (ctest),
+# bench (the ladder at 1024..8192, host-to-host, crossover sweep), shapes (the
+# fast-kernel shape list and every transpose), sanitize (compute-sanitizer).
 # It writes, under $OUT (./suite-out when unset):
 #   build.log   configure and build output
 #   ctest.log   ctest --output-on-failure
+#   sanitize.log compute-sanitizer output
 #   bench.txt   nvidia-smi, then every benchmark's setup, progress and table
 #   bench.csv   every benchmark row, the step's name first
 # and ends with a summary: the ctest verdict and the tables. A failed step is
@@ -21,7 +25,8 @@ BUILD=build-gpu
 BENCH=$BUILD/bench/tiledblas-bench
 PARTS=$BUILD/suite # one CSV per benchmark step, merged into bench.csv
 LOG=$OUT/bench.txt
-DEADLINE=510 # seconds after the start
+DEADLINE=${DEADLINE:-540} # seconds after the start
+STEPS=${STEPS:-test bench} # any of: test bench shapes sanitize
 failed=()
 
 mkdir -p "$OUT" "$PARTS"
@@ -67,26 +72,49 @@ bench() {
     echo
 } | tee -a "$LOG"
 
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 : >"$OUT/build.log"
 step configure 120 "$OUT/build.log" cmake -S . -B "$BUILD" "${generator[@]}" \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release
 step build 240 "$OUT/build.log" cmake --build "$BUILD" -j16
-: >"$OUT/ctest.log"
-step ctest 150 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 120
+if want test; then
+    : >"$OUT/ctest.log"
+    step ctest 200 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 180
+fi
 
 bench_from=$(($(wc -l <"$LOG") + 1))
-bench kernels 120 -- --kernels --sizes 1024,2048,4096
-bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
-bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
-# Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
-bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
-    --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
+if want bench; then
+    bench kernels 120 -- --kernels --sizes 1024,2048,4096,8192
+    bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
+    bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
+    # Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
+    bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
+        --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
+fi
+if want shapes; then
+    bench kernel-shapes 150 -- --kernels \
+        --sizes 1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
+    bench kernel-trans-row 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout row
+    bench kernel-trans-col 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
+fi
+if want sanitize; then
+    # Every rung under memcheck and racecheck on the grid's small shapes.
+    : >"$OUT/sanitize.log"
+    for kernel in naive tiled16 tiled32 regtile; do
+        for tool in memcheck racecheck; do
+            step "$tool-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \
+                compute-sanitizer --tool "$tool" --error-exitcode 9 \
+                "$BUILD/tests/test_sgemm_grid" --max-dim 65
+        done
+    done
+fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto crossover; do
+for name in kernels e2e-gpu e2e-auto crossover kernel-shapes kernel-trans-row kernel-trans-col; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
@@ -96,8 +124,10 @@ done >"$OUT/bench.csv"
 
 echo
 echo "===== summary ($((SECONDS))s)"
-grep -E 'tests passed|No tests were found' "$OUT/ctest.log" || echo "ctest: no summary line (see ctest.log)"
-sed -n '/^The following tests FAILED/,$p' "$OUT/ctest.log"
+if want test; then
+    grep -E 'tests passed|No tests were found' "$OUT/ctest.log" || echo "ctest: no summary line (see ctest.log)"
+    sed -n '/^The following tests FAILED/,$p' "$OUT/ctest.log"
+fi
 echo
 tail -n +"$bench_from" "$LOG" | grep -v -E '^\[(kernels|e2e)\] '
 if ((${#failed[@]})); then
