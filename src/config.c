@@ -12,7 +12,7 @@
  * below these the CPU BLAS finishes before the operands would have crossed
  * the bus.
  */
-#define TB_DEFAULT_GPU_MIN_FLOPS 1.0e8
+#define TB_DEFAULT_GPU_MIN_FLOPS 1.0e7
 #define TB_DEFAULT_GPU_MIN_INTENSITY 24.0
 
 static tb_config config;
