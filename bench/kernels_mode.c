@@ -1,4 +1,7 @@
-/* --kernels: every rung of the ladder and cuBLAS, on device memory. */
+/*
+ * --kernels: every rung of the ladder and cuBLAS, on device memory.
+ * --tune: the same with the tile shapes behind the regtile rung instead of the ladder.
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,14 +32,13 @@
         }                                                                              \
     } while (0)
 
-/* The ladder's ids come first; cuBLAS is the rung after the last. */
-#define VARIANT_CUBLAS TB_KERNEL_COUNT
-
 typedef struct kernels_run {
     cudaStream_t stream;
     cudaEvent_t start, stop;
     cublasHandle_t cublas;
-    int variant;       /* ladder id, or VARIANT_CUBLAS */
+    int tune;          /* variants are regtile's tile shapes, not the ladder's rungs */
+    int cublas_id;     /* variants 0..cublas_id-1 are ours; cublas_id is cuBLAS */
+    int variant;
     tb_gemm_args args; /* the column-major problem, device pointers */
     char error[64];    /* why the last call failed */
     int fatal;         /* the failure came from execution: the context is lost */
@@ -50,9 +52,11 @@ typedef struct kernels_bufs {
     size_t nc;
 } kernels_bufs;
 
-static const char *variant_name(int variant)
+static const char *variant_name(const kernels_run *r, int variant)
 {
-    return variant == VARIANT_CUBLAS ? "cublas" : tb_kernel_name((tb_kernel_id)variant);
+    if (variant == r->cublas_id)
+        return "cublas";
+    return r->tune ? tb_regtile_shape_name(variant) : tb_kernel_name((tb_kernel_id)variant);
 }
 
 static cublasOperation_t cublas_op(int trans)
@@ -64,7 +68,7 @@ static cublasOperation_t cublas_op(int trans)
 static int launch(kernels_run *r)
 {
     const tb_gemm_args *g = &r->args;
-    if (r->variant == VARIANT_CUBLAS) {
+    if (r->variant == r->cublas_id) {
         /* bench_parse keeps every dimension within int. */
         cublasStatus_t st = cublasSgemm(r->cublas, cublas_op(g->trans_a), cublas_op(g->trans_b),
                                         (int)g->m, (int)g->n, (int)g->k, &g->alpha, g->a,
@@ -76,7 +80,8 @@ static int launch(kernels_run *r)
         }
         return 0;
     }
-    cudaError_t err = tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
+    cudaError_t err = r->tune ? tb_launch_regtile_shape(r->variant, g, r->stream)
+                              : tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
     if (err != cudaSuccess) {
         snprintf(r->error, sizeof r->error, "launch: %s", cudaGetErrorString(err));
         return -1;
@@ -130,7 +135,7 @@ static double error_tolerance(int64_t k)
 static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *bc,
                         const kernels_bufs *d, int variant, bench_table *t)
 {
-    bench_row *row = bench_table_add(t, bc, variant_name(variant));
+    bench_row *row = bench_table_add(t, bc, variant_name(r, variant));
     bench_err e;
     char why[64];
 
@@ -205,11 +210,11 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
 
         CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, r->stream));
         CUDA_CHECK(cudaStreamSynchronize(r->stream));
-        for (int v = 0; v <= VARIANT_CUBLAS && !r->fatal; v++)
+        for (int v = 0; v <= r->cublas_id && !r->fatal; v++)
             run_variant(r, o, &bc, &d, v, t);
         /* cuBLAS ran last: the ratios of this case are to its row. */
         const bench_row *cublas = &t->rows[t->len - 1];
-        if (t->len - first == VARIANT_CUBLAS + 1 && cublas->gflops > 0.0)
+        if (t->len - first == (size_t)r->cublas_id + 1 && cublas->gflops > 0.0)
             for (size_t j = first; j < t->len; j++)
                 t->rows[j].ratio = t->rows[j].gflops / cublas->gflops;
     }
@@ -227,9 +232,10 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
 
 int bench_kernels(const bench_opts *o, bench_table *t)
 {
-    kernels_run r = {0};
+    kernels_run r = {.tune = o->tune};
     int version, status = 0;
 
+    r.cublas_id = r.tune ? tb_regtile_shape_count() : TB_KERNEL_COUNT;
     CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&r.start));
     CUDA_CHECK(cudaEventCreate(&r.stop));

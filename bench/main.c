@@ -23,10 +23,12 @@
 #include "bench.h"
 
 static const char usage[] =
-    "usage: tiledblas-bench [--kernels | --e2e] [options]\n"
+    "usage: tiledblas-bench [--kernels | --tune | --e2e] [options]\n"
     "\n"
     "  --kernels          time every kernel of the ladder and cuBLAS on device memory\n"
     "                     (the default); needs a GPU, else exits 77\n"
+    "  --tune             the same with each tile shape of the regtile kernel\n"
+    "                     instead of the ladder (the data behind its heuristic)\n"
     "  --e2e              time cblas_sgemm of libtiledblas (the path TILEDBLAS_DEVICE\n"
     "                     picks) and of OpenBLAS on host memory, transfers included\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
@@ -139,6 +141,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             return 0;
         } else if (!strcmp(opt, "--kernels")) {
             o->mode = BENCH_KERNELS;
+        } else if (!strcmp(opt, "--tune")) {
+            o->mode = BENCH_KERNELS;
+            o->tune = 1;
         } else if (!strcmp(opt, "--e2e")) {
             o->mode = BENCH_E2E;
         } else if (!strcmp(opt, "--no-openblas")) {

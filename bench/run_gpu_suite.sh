@@ -7,7 +7,8 @@
 #
 # STEPS picks what runs after the build (default "test bench"): test (ctest),
 # bench (the ladder at 1024..8192, host-to-host, crossover sweep), shapes (the
-# fast-kernel shape list and every transpose), sanitize (compute-sanitizer).
+# fast-kernel shape list and every transpose), tune (every tile shape of the
+# regtile rung on that list), sanitize (compute-sanitizer).
 # It writes, under $OUT (./suite-out when unset):
 #   build.log   configure and build output
 #   ctest.log   ctest --output-on-failure
@@ -26,7 +27,7 @@ BENCH=$BUILD/bench/tiledblas-bench
 PARTS=$BUILD/suite # one CSV per benchmark step, merged into bench.csv
 LOG=$OUT/bench.txt
 DEADLINE=${DEADLINE:-540} # seconds after the start
-STEPS=${STEPS:-test bench} # any of: test bench shapes sanitize
+STEPS=${STEPS:-test bench} # any of: test bench shapes tune sanitize
 failed=()
 
 mkdir -p "$OUT" "$PARTS"
@@ -100,6 +101,10 @@ if want shapes; then
     bench kernel-trans-row 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout row
     bench kernel-trans-col 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
 fi
+if want tune; then
+    bench tune 240 -- --tune --sizes \
+        1024,2048,4096,8192,1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
+fi
 if want sanitize; then
     # Every rung under memcheck and racecheck on the grid's small shapes.
     : >"$OUT/sanitize.log"
@@ -114,7 +119,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto crossover kernel-shapes kernel-trans-row kernel-trans-col; do
+for name in kernels e2e-gpu e2e-auto crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"

@@ -56,6 +56,11 @@ cudaError_t tb_launch_tiled16(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_tiled32(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
 
+/* The tile shapes behind TB_KERNEL_REGTILE, one by one, for the tuning benchmark. */
+int tb_regtile_shape_count(void);
+const char *tb_regtile_shape_name(int shape);
+cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,22 +1,37 @@
 /*
  * Rung 3: block tiling with per-thread register tiles.
  *
- * 256 threads compute a 128x128 tile of C; each thread owns an 8x8 register
- * tile, laid out as 2x2 blocks of 4x4 so that every shared-memory read is a
- * conflict-free float4 and one k step costs 4 loads for 64 FMAs (the tiled
- * rungs pay 2 loads per FMA). Operands are read with 128-bit loads where
- * aligned and staged through registers into double-buffered shared memory, so
- * the global loads of step t+1 are in flight during the FMAs of step t.
- * Both shared tiles are k-major (tile[k][m or n]); operands stored k-contiguous
- * are transposed on the way in.
+ * A block of THREADS threads computes a BM x BN tile of C; each thread owns a
+ * TM x TN register tile made of 4x4 fragments spread across its warp's tile,
+ * so that every shared-memory read is a conflict-free float4 (eight
+ * consecutive lanes read eight consecutive float4s) and one k step costs
+ * TM/4 + TN/4 loads for TM*TN FMAs (the tiled rungs pay 2 loads per FMA).
+ * Operands are read with 128-bit loads where aligned and staged through
+ * registers into double-buffered shared memory, so the global loads of step
+ * t+1 are in flight during the FMAs of step t. Both shared tiles are k-major
+ * (tile[k][m or n]); operands stored k-contiguous are transposed on the way in.
+ *
+ * The tile shape is a template parameter; a table of shapes and a heuristic
+ * chosen from measurements (docs/PERFORMANCE.md) pick one per call.
  */
 #include "common.cuh"
 
 namespace {
 
-constexpr int BM = 128, BN = 128, THREADS = 256;
+/* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int MIN_BLOCKS_>
+struct TileShape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
+    static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
+    /* Lanes form an 8 x 4 grid in the warp tile; each owns FM x FN fragments of 4x4. */
+    static constexpr int FM = WM / 32, FN = WN / 16;
+    static constexpr int TM = 4 * FM, TN = 4 * FN;
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 32 == 0 && WN % 16 == 0, "tile shape");
+};
+
 /* Row padding: keeps the transposing stores conflict-free and float4 alignment intact. */
-constexpr int LDS = BM + 4;
+constexpr int PAD = 4;
 
 /* Four consecutive elements p[0..3], of which the first `room` exist; zeros past the edge. */
 template <bool VEC>
@@ -35,7 +50,7 @@ __device__ __forceinline__ float4 load4(const float *p, int room, bool in_range)
 }
 
 /*
- * Moves one BK x 128 tile of an operand from global memory to a k-major shared
+ * Moves one BK x BX tile of an operand from global memory to a k-major shared
  * tile. Element (x, kk) of the tile (x along m or n) lives at
  *   base[(k0+kk) + (x0+x)*ld]  when the operand is stored k-contiguous,
  *   base[(x0+x) + (k0+kk)*ld]  otherwise.
@@ -43,17 +58,18 @@ __device__ __forceinline__ float4 load4(const float *p, int room, bool in_range)
  * a pointer per float4 and advances it one tile along k per load (cheaper in
  * registers than 64-bit index arithmetic every step).
  */
-template <int BK, bool K_CONTIGUOUS, bool VEC>
+template <int BX, int BK, int THREADS, bool K_CONTIGUOUS, bool VEC>
 struct TileLoader {
-    static constexpr int PER_THREAD = BK * BM / 4 / THREADS;
+    static constexpr int PER_THREAD = BK * BX / 4 / THREADS;
+    static_assert(PER_THREAD >= 1 && PER_THREAD * 4 * THREADS == BK * BX, "loader shape");
     const float *next[PER_THREAD];
     int x_room[PER_THREAD]; /* elements left along x from this thread's position */
     int64_t step;
     float4 staged[PER_THREAD];
 
     /* Tile coordinates of this thread's r-th float4. */
-    __device__ static int tile_x(int f) { return K_CONTIGUOUS ? f / (BK / 4) : (f % (BM / 4)) * 4; }
-    __device__ static int tile_k(int f) { return K_CONTIGUOUS ? (f % (BK / 4)) * 4 : f / (BM / 4); }
+    __device__ static int tile_x(int f) { return K_CONTIGUOUS ? f / (BK / 4) : (f % (BX / 4)) * 4; }
+    __device__ static int tile_k(int f) { return K_CONTIGUOUS ? (f % (BK / 4)) * 4 : f / (BX / 4); }
 
     __device__ TileLoader(const float *base, int64_t ld, int x0, int x_extent, int tid)
         : step(K_CONTIGUOUS ? BK : BK * ld)
@@ -79,7 +95,7 @@ struct TileLoader {
         }
     }
 
-    __device__ void store(float (*tile)[LDS]) const
+    __device__ void store(float (*tile)[BX + PAD]) const
     {
 #pragma unroll
         for (int r = 0; r < PER_THREAD; r++) {
@@ -127,28 +143,28 @@ __device__ __forceinline__ void store4(const tb_gemm_args &p, float *c_tile, int
             store_c(c + r, acc[r], p.alpha, p.beta);
 }
 
-template <int BK, bool TA, bool TB, bool VEC>
-__global__ void __launch_bounds__(THREADS, 2) sgemm_regtile(tb_gemm_args p)
+template <typename S, bool TA, bool TB, bool VEC>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_gemm_args p)
 {
-    __shared__ __align__(16) float As[2][BK][LDS];
-    __shared__ __align__(16) float Bs[2][BK][LDS];
+    constexpr int BM = S::BM, BN = S::BN, BK = S::BK;
+    __shared__ __align__(16) float As[2][BK][BM + PAD];
+    __shared__ __align__(16) float Bs[2][BK][BN + PAD];
 
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
     const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int i0 = blockIdx.x * BM, j0 = blockIdx.y * BN;
-    /* Warps form a 2 x 4 grid of 64x32 warp tiles; lanes an 8 x 4 grid inside. Eight
-     * consecutive lanes read eight consecutive float4s of As: no bank conflict. */
-    const int row = (warp % 2) * 64 + (lane % 8) * 4; /* and row + 32 */
-    const int col = (warp / 2) * 32 + (lane / 8) * 4; /* and col + 16 */
+    /* This thread's fragments start at rows row + 32f and columns col + 16g. */
+    const int row = (warp % (BM / S::WM)) * S::WM + (lane % 8) * 4;
+    const int col = (warp / (BM / S::WM)) * S::WN + (lane / 8) * 4;
 
     /* op(A) is k-contiguous when A is transposed; op(B) when B is not. */
-    TileLoader<BK, TA, VEC> a_tile(p.a, p.lda, i0, m, tid);
-    TileLoader<BK, !TB, VEC> b_tile(p.b, p.ldb, j0, n, tid);
+    TileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a, p.lda, i0, m, tid);
+    TileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(p.b, p.ldb, j0, n, tid);
     /* k steps that exist in tile t. */
     const auto k_room = [&](int t) { return min(BK, k - t * BK); };
 
-    float acc[8][8] = {};
+    float acc[S::TM][S::TN] = {};
     const int k_tiles = (k + BK - 1) / BK;
     if (k_tiles > 0) {
         a_tile.load(k_room(0));
@@ -166,16 +182,21 @@ __global__ void __launch_bounds__(THREADS, 2) sgemm_regtile(tb_gemm_args p)
         }
 #pragma unroll
         for (int kk = 0; kk < BK; kk++) {
-            const float4 a_lo = *reinterpret_cast<const float4 *>(&As[cur][kk][row]);
-            const float4 a_hi = *reinterpret_cast<const float4 *>(&As[cur][kk][row + 32]);
-            const float4 b_lo = *reinterpret_cast<const float4 *>(&Bs[cur][kk][col]);
-            const float4 b_hi = *reinterpret_cast<const float4 *>(&Bs[cur][kk][col + 16]);
-            const float a[8] = {a_lo.x, a_lo.y, a_lo.z, a_lo.w, a_hi.x, a_hi.y, a_hi.z, a_hi.w};
-            const float b[8] = {b_lo.x, b_lo.y, b_lo.z, b_lo.w, b_hi.x, b_hi.y, b_hi.z, b_hi.w};
+            float a[S::TM], b[S::TN];
 #pragma unroll
-            for (int i = 0; i < 8; i++)
+            for (int f = 0; f < S::FM; f++) {
+                const float4 v = *reinterpret_cast<const float4 *>(&As[cur][kk][row + 32 * f]);
+                a[4 * f + 0] = v.x, a[4 * f + 1] = v.y, a[4 * f + 2] = v.z, a[4 * f + 3] = v.w;
+            }
 #pragma unroll
-                for (int j = 0; j < 8; j++)
+            for (int g = 0; g < S::FN; g++) {
+                const float4 v = *reinterpret_cast<const float4 *>(&Bs[cur][kk][col + 16 * g]);
+                b[4 * g + 0] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < S::TM; i++)
+#pragma unroll
+                for (int j = 0; j < S::TN; j++)
                     acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
         /* The other buffer was last read before the previous barrier: safe to refill. */
@@ -188,12 +209,13 @@ __global__ void __launch_bounds__(THREADS, 2) sgemm_regtile(tb_gemm_args p)
 
     float *c_tile = p.c + i0 + (int64_t)j0 * p.ldc;
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
-        const int cj = col + (j < 4 ? j : 16 + j - 4);
-        const float lo[4] = {acc[0][j], acc[1][j], acc[2][j], acc[3][j]};
-        const float hi[4] = {acc[4][j], acc[5][j], acc[6][j], acc[7][j]};
-        store4<VEC>(p, c_tile, row, cj, m - i0, n - j0, lo);
-        store4<VEC>(p, c_tile, row + 32, cj, m - i0, n - j0, hi);
+    for (int j = 0; j < S::TN; j++) {
+        const int cj = col + 16 * (j / 4) + j % 4;
+#pragma unroll
+        for (int f = 0; f < S::FM; f++) {
+            const float out[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
+            store4<VEC>(p, c_tile, row + 32 * f, cj, m - i0, n - j0, out);
+        }
     }
 }
 
@@ -206,16 +228,16 @@ bool vector_friendly(const tb_gemm_args *p)
     return aligned(p->a, p->lda) && aligned(p->b, p->ldb) && aligned(p->c, p->ldc);
 }
 
-template <int BK>
+template <typename S>
 struct Regtile {
     template <bool TA, bool TB>
     struct Launch {
         template <bool VEC>
         static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream)
         {
-            return for_each_column_slab<TB>(args, BN, [&](const tb_gemm_args &slab) {
-                const dim3 grid(blocks_for(slab.m, BM), blocks_for(slab.n, BN));
-                sgemm_regtile<BK, TA, TB, VEC><<<grid, THREADS, 0, stream>>>(slab);
+            return for_each_column_slab<TB>(args, S::BN, [&](const tb_gemm_args &slab) {
+                const dim3 grid(blocks_for(slab.m, S::BM), blocks_for(slab.n, S::BN));
+                sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(slab);
             });
         }
         static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
@@ -225,9 +247,72 @@ struct Regtile {
     };
 };
 
+/* The tile shapes measured for the heuristic, largest first. */
+const struct {
+    const char *name;
+    int bm, bn;
+    tb_launch_fn launch;
+} shapes[] = {
+    {"256x128x8", 256, 128, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch>},
+    {"128x256x8", 128, 256, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch>},
+    {"128x128x16", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 16, 64, 32, 2>>::Launch>},
+    {"128x128x8", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch>},
+    {"128x128x8/1", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 1>>::Launch>},
+    {"128x64x8", 128, 64, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 4>>::Launch>},
+    {"64x64x8", 64, 64, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch>},
+};
+constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
+
+int sm_count()
+{
+    static int count;
+    if (!count) {
+        int device = 0, value = 0;
+        if (cudaGetDevice(&device) == cudaSuccess &&
+            cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
+            count = value;
+        else
+            count = 1;
+    }
+    return count;
+}
+
+/*
+ * The largest tile that still gives every SM a block: big tiles re-read the
+ * operands least, but a grid smaller than the machine leaves SMs idle.
+ */
+int choose_shape(const tb_gemm_args *args)
+{
+    const int64_t sms = sm_count();
+    for (int s = 0; s < SHAPE_COUNT - 1; s++) {
+        const int64_t blocks = ((args->m + shapes[s].bm - 1) / shapes[s].bm) *
+                               ((args->n + shapes[s].bn - 1) / shapes[s].bn);
+        if (blocks >= sms)
+            return s;
+    }
+    return SHAPE_COUNT - 1;
+}
+
 } // namespace
+
+extern "C" int tb_regtile_shape_count(void)
+{
+    return SHAPE_COUNT;
+}
+
+extern "C" const char *tb_regtile_shape_name(int shape)
+{
+    return shape >= 0 && shape < SHAPE_COUNT ? shapes[shape].name : "unknown";
+}
+
+extern "C" cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStream_t stream)
+{
+    if (shape < 0 || shape >= SHAPE_COUNT)
+        return cudaErrorInvalidValue;
+    return shapes[shape].launch(args, stream);
+}
 
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)
 {
-    return launch_for_trans<Regtile<8>::Launch>(args, stream);
+    return shapes[choose_shape(args)].launch(args, stream);
 }
