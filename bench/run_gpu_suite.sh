@@ -22,7 +22,7 @@
 set -u -o pipefail
 
 OUT=${OUT:-$PWD/suite-out}
-BUILD=build-gpu
+BUILD=${BUILD:-build-gpu}
 BENCH=$BUILD/bench/tiledblas-bench
 PARTS=$BUILD/suite # one CSV per benchmark step, merged into bench.csv
 LOG=$OUT/bench.txt
