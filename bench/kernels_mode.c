@@ -47,6 +47,8 @@ typedef struct kernels_run {
 /* Device buffers of one shape; C0 (beta != 0 only) is what C starts from. */
 typedef struct kernels_bufs {
     float *a, *b, *c, *c0;
+    float *workspace; /* split-K scratch of the regtile rung */
+    int64_t workspace_floats;
     double *ref;
     bench_err *scratch;
     size_t nc;
@@ -141,6 +143,8 @@ static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *b
 
     r->variant = variant;
     r->args = bench_colmajor(bc, d->a, d->b, d->c);
+    r->args.workspace = d->workspace;
+    r->args.workspace_floats = d->workspace_floats;
     if (bc->beta == 0.0f) /* all-ones bytes are NaN: C must be written, never read */
         CUDA_CHECK(cudaMemsetAsync(d->c, 0xff, d->nc * sizeof *d->c, r->stream));
     else
@@ -202,6 +206,14 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
     CUDA_CHECK(cudaMalloc((void **)&d.c, nc * sizeof *d.c));
     CUDA_CHECK(cudaMalloc((void **)&d.ref, nc * sizeof *d.ref));
     CUDA_CHECK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
+    for (int i = 0; i < o->ntrans; i++) {
+        const bench_case bc = bench_case_make(o, s, o->trans[i]);
+        const tb_gemm_args g = bench_colmajor(&bc, d.a, d.b, d.c);
+        const int64_t need = tb_kernel_workspace_floats(TB_KERNEL_REGTILE, &g);
+        d.workspace_floats = need > d.workspace_floats ? need : d.workspace_floats;
+    }
+    if (d.workspace_floats)
+        CUDA_CHECK(cudaMalloc((void **)&d.workspace, (size_t)d.workspace_floats * sizeof(float)));
 
     for (int i = 0; i < o->ntrans && !r->fatal; i++) {
         const bench_case bc = bench_case_make(o, s, o->trans[i]);
@@ -227,6 +239,7 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
     CUDA_CHECK(cudaFree(d.c));
     CUDA_CHECK(cudaFree(d.ref));
     CUDA_CHECK(cudaFree(d.scratch));
+    CUDA_CHECK(cudaFree(d.workspace));
     return 0;
 }
 

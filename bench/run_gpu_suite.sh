@@ -108,6 +108,11 @@ fi
 if want sanitize; then
     # Every rung under memcheck and racecheck on the grid's small shapes.
     : >"$OUT/sanitize.log"
+    # Split-K (long K, small C) and every tile shape, all transposes, under memcheck.
+    step memcheck-splitk 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BENCH" --kernels --sizes 100x70x1000,128x128x2048 --trans NN,NT,TN,TT --reps 1
+    step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile; do
         for tool in memcheck racecheck; do
             step "$tool-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \

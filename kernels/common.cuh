@@ -19,13 +19,15 @@ __device__ __forceinline__ void store_c(float *c, float acc, float alpha, float 
     *c = beta == 0.0f ? alpha * acc : fmaf(alpha, acc, beta * *c);
 }
 
-/* Picks the template instance for the call's transpose pair: L<TA, TB>::run(args, stream). */
-template <template <bool, bool> class L>
-cudaError_t launch_for_trans(const tb_gemm_args *args, cudaStream_t stream)
+/* Picks the template instance for the call's transpose pair: L<TA, TB>::run(args, stream, extra...). */
+template <template <bool, bool> class L, typename... Extra>
+cudaError_t launch_for_trans(const tb_gemm_args *args, cudaStream_t stream, Extra... extra)
 {
     if (args->trans_a)
-        return args->trans_b ? L<true, true>::run(args, stream) : L<true, false>::run(args, stream);
-    return args->trans_b ? L<false, true>::run(args, stream) : L<false, false>::run(args, stream);
+        return args->trans_b ? L<true, true>::run(args, stream, extra...)
+                             : L<true, false>::run(args, stream, extra...);
+    return args->trans_b ? L<false, true>::run(args, stream, extra...)
+                         : L<false, false>::run(args, stream, extra...);
 }
 
 /*

@@ -6,6 +6,7 @@
  * reading A and B directly from their storage in either orientation:
  * op(A)(i,p) = trans_a ? a[p + i*lda] : a[i + p*lda], likewise for B.
  * beta == 0 never reads C; k == 0 with alpha == 0 only scales C.
+ * m, n and k fit an int (the BLAS interface is LP64); offsets are 64-bit.
  * All pointers are device pointers; the launch is asynchronous on `stream`.
  */
 #ifndef TILEDBLAS_KERNELS_H
@@ -28,6 +29,9 @@ typedef struct tb_gemm_args {
     int64_t ldb;
     float *c;
     int64_t ldc;
+    /* Device scratch a kernel may use (split-K partial sums); see tb_kernel_workspace_floats. */
+    float *workspace;
+    int64_t workspace_floats;
 } tb_gemm_args;
 
 typedef cudaError_t (*tb_launch_fn)(const tb_gemm_args *args, cudaStream_t stream);
@@ -49,6 +53,8 @@ const char *tb_kernel_name(tb_kernel_id id);
 int tb_kernel_from_name(const char *name);
 /* Launch variant `id`; returns the launch status (cudaGetLastError after it). */
 cudaError_t tb_kernel_launch(tb_kernel_id id, const tb_gemm_args *args, cudaStream_t stream);
+/* Scratch floats variant `id` would use for this call; it runs without (slower) if given less. */
+int64_t tb_kernel_workspace_floats(tb_kernel_id id, const tb_gemm_args *args);
 
 /* One launcher per file of the ladder. */
 cudaError_t tb_launch_naive(const tb_gemm_args *args, cudaStream_t stream);
@@ -58,6 +64,7 @@ cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
 
 /* The tile shapes behind TB_KERNEL_REGTILE, one by one, for the tuning benchmark. */
 int tb_regtile_shape_count(void);
+int64_t tb_regtile_workspace_floats(const tb_gemm_args *args);
 const char *tb_regtile_shape_name(int shape);
 cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
 

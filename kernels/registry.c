@@ -6,11 +6,12 @@
 static const struct {
     const char *name;
     tb_launch_fn launch;
+    int64_t (*workspace_floats)(const tb_gemm_args *args); /* NULL: needs none */
 } ladder[TB_KERNEL_COUNT] = {
-    [TB_KERNEL_NAIVE] = {"naive", tb_launch_naive},
-    [TB_KERNEL_TILED16] = {"tiled16", tb_launch_tiled16},
-    [TB_KERNEL_TILED32] = {"tiled32", tb_launch_tiled32},
-    [TB_KERNEL_REGTILE] = {"regtile", tb_launch_regtile},
+    [TB_KERNEL_NAIVE] = {"naive", tb_launch_naive, NULL},
+    [TB_KERNEL_TILED16] = {"tiled16", tb_launch_tiled16, NULL},
+    [TB_KERNEL_TILED32] = {"tiled32", tb_launch_tiled32, NULL},
+    [TB_KERNEL_REGTILE] = {"regtile", tb_launch_regtile, tb_regtile_workspace_floats},
 };
 
 const char *tb_kernel_name(tb_kernel_id id)
@@ -31,4 +32,11 @@ cudaError_t tb_kernel_launch(tb_kernel_id id, const tb_gemm_args *args, cudaStre
     if ((unsigned)id >= TB_KERNEL_COUNT)
         return cudaErrorInvalidValue;
     return ladder[id].launch(args, stream);
+}
+
+int64_t tb_kernel_workspace_floats(tb_kernel_id id, const tb_gemm_args *args)
+{
+    if ((unsigned)id >= TB_KERNEL_COUNT || !ladder[id].workspace_floats)
+        return 0;
+    return ladder[id].workspace_floats(args);
 }

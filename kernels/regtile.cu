@@ -150,6 +150,20 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
     __shared__ __align__(16) float As[2][BK][BM + PAD];
     __shared__ __align__(16) float Bs[2][BK][BN + PAD];
 
+    if (gridDim.z > 1) {
+        /* Split-K: slice z sums its share of K into its own plane of the workspace;
+         * splitk_reduce applies alpha and beta afterwards. */
+        const int64_t chunk = ((p.k + gridDim.z - 1) / gridDim.z + BK - 1) / BK * BK;
+        const int64_t k_begin = min(p.k, blockIdx.z * chunk);
+        p.a += TA ? k_begin : k_begin * p.lda;
+        p.b += TB ? k_begin * p.ldb : k_begin;
+        p.k = min(chunk, p.k - k_begin);
+        p.c = p.workspace + blockIdx.z * p.m * p.n;
+        p.ldc = p.m;
+        p.alpha = 1.0f;
+        p.beta = 0.0f;
+    }
+
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
     const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -228,38 +242,69 @@ bool vector_friendly(const tb_gemm_args *p)
     return aligned(p->a, p->lda) && aligned(p->b, p->ldb) && aligned(p->c, p->ldc);
 }
 
+/* Split-K's second pass: C = alpha * (sum of the slices' planes) + beta * C. */
+__global__ void splitk_reduce(tb_gemm_args p, int splits)
+{
+    const int64_t plane = p.m * p.n;
+    const int64_t at = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (at >= plane)
+        return;
+    float sum = 0.0f;
+    for (int z = 0; z < splits; z++)
+        sum += p.workspace[z * plane + at];
+    store_c(&p.c[at % p.m + at / p.m * p.ldc], sum, p.alpha, p.beta);
+}
+
+/* Launches tile shape S for a transpose pair, in `splits` slices of K (1: no split). */
 template <typename S>
 struct Regtile {
     template <bool TA, bool TB>
     struct Launch {
         template <bool VEC>
-        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream)
+        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
+            if (splits > 1) {
+                const dim3 grid(blocks_for(args->m, S::BM), blocks_for(args->n, S::BN), splits);
+                sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(*args);
+                const cudaError_t status = cudaGetLastError();
+                if (status != cudaSuccess)
+                    return status;
+                splitk_reduce<<<blocks_for(args->m * args->n, 256), 256, 0, stream>>>(*args, splits);
+                return cudaGetLastError();
+            }
             return for_each_column_slab<TB>(args, S::BN, [&](const tb_gemm_args &slab) {
                 const dim3 grid(blocks_for(slab.m, S::BM), blocks_for(slab.n, S::BN));
                 sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(slab);
             });
         }
-        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
+        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
-            return vector_friendly(args) ? launch<true>(args, stream) : launch<false>(args, stream);
+            /* Split slices write the workspace (leading dimension m), not C. */
+            tb_gemm_args target = *args;
+            if (splits > 1)
+                target.c = args->workspace, target.ldc = args->m;
+            return vector_friendly(&target) ? launch<true>(args, stream, splits)
+                                            : launch<false>(args, stream, splits);
         }
     };
 };
 
-/* The tile shapes measured for the heuristic, largest first. */
+/*
+ * The tile shapes, with how many blocks of each an SM holds and the rate each
+ * reached on a large problem (TFLOP/s, H100, docs/PERFORMANCE.md): the
+ * heuristic's inputs.
+ */
 const struct {
     const char *name;
-    int bm, bn;
-    tb_launch_fn launch;
+    int bm, bn, blocks_per_sm;
+    double rate;
+    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x8", 256, 128, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch>},
-    {"128x256x8", 128, 256, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch>},
-    {"128x128x16", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 16, 64, 32, 2>>::Launch>},
-    {"128x128x8", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch>},
-    {"128x128x8/1", 128, 128, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 1>>::Launch>},
-    {"128x64x8", 128, 64, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 4>>::Launch>},
-    {"64x64x8", 64, 64, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch>},
+    {"256x128x8", 256, 128, 1, 43.0, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
+    {"128x256x8", 128, 256, 1, 44.1, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
+    {"128x128x8", 128, 128, 2, 44.4, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
+    {"128x64x8", 128, 64, 3, 37.6, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
+    {"64x64x8", 64, 64, 4, 35.0, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 
@@ -277,20 +322,42 @@ int sm_count()
     return count;
 }
 
+struct Plan {
+    int shape;
+    int splits; /* slices of K; 1: no split */
+};
+
+int64_t tiles(const tb_gemm_args *args, int shape)
+{
+    return blocks_for(args->m, shapes[shape].bm) * (int64_t)blocks_for(args->n, shapes[shape].bn);
+}
+
 /*
- * The largest tile that still gives every SM a block: big tiles re-read the
- * operands least, but a grid smaller than the machine leaves SMs idle.
+ * The shape with the least predicted time: whole waves of blocks over the
+ * machine, each wave costing its flops at the shape's measured rate (a grid
+ * that leaves SMs idle in its last wave pays for the whole wave). When even
+ * the best shape fills under half the machine and K is long, K is split so
+ * that about two waves of slices run, summed by a second pass.
  */
-int choose_shape(const tb_gemm_args *args)
+Plan plan_for(const tb_gemm_args *args)
 {
     const int64_t sms = sm_count();
-    for (int s = 0; s < SHAPE_COUNT - 1; s++) {
-        const int64_t blocks = ((args->m + shapes[s].bm - 1) / shapes[s].bm) *
-                               ((args->n + shapes[s].bn - 1) / shapes[s].bn);
-        if (blocks >= sms)
-            return s;
+    Plan plan = {0, 1};
+    double best = 0.0;
+    for (int s = 0; s < SHAPE_COUNT; s++) {
+        const int64_t slots = sms * shapes[s].blocks_per_sm;
+        const int64_t waves = (tiles(args, s) + slots - 1) / slots;
+        const double time = (double)waves * shapes[s].blocks_per_sm * shapes[s].bm * shapes[s].bn /
+                            shapes[s].rate;
+        if (s == 0 || time < best)
+            best = time, plan.shape = s;
     }
-    return SHAPE_COUNT - 1;
+    const int64_t blocks = tiles(args, plan.shape);
+    const int64_t slots = sms * shapes[plan.shape].blocks_per_sm;
+    constexpr int64_t min_k_per_slice = 256;
+    if (2 * blocks <= slots && args->k >= 2 * min_k_per_slice && blocks_for(args->n, shapes[plan.shape].bn) <= 65535)
+        plan.splits = (int)max((int64_t)2, min(2 * slots / blocks, args->k / min_k_per_slice));
+    return plan;
 }
 
 } // namespace
@@ -309,10 +376,20 @@ extern "C" cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *ar
 {
     if (shape < 0 || shape >= SHAPE_COUNT)
         return cudaErrorInvalidValue;
-    return shapes[shape].launch(args, stream);
+    return shapes[shape].launch(args, stream, 1);
+}
+
+extern "C" int64_t tb_regtile_workspace_floats(const tb_gemm_args *args)
+{
+    const Plan plan = plan_for(args);
+    return plan.splits > 1 ? plan.splits * args->m * args->n : 0;
 }
 
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)
 {
-    return shapes[choose_shape(args)].launch(args, stream);
+    Plan plan = plan_for(args);
+    /* Without the scratch for the partial sums, run unsplit: slower, still right. */
+    if (plan.splits > 1 && (!args->workspace || args->workspace_floats < plan.splits * args->m * args->n))
+        plan.splits = 1;
+    return shapes[plan.shape].launch(args, stream, plan.splits);
 }

@@ -123,6 +123,12 @@ static operand describe(const float *p, int64_t rows, int64_t cols, int64_t ld, 
     return op;
 }
 
+/* Packed operands start 256-byte aligned, as cudaMalloc's own allocations do (128-bit loads). */
+static size_t round_up(int64_t floats)
+{
+    return ((size_t)floats + 63) / 64 * 64;
+}
+
 static cudaError_t ensure_workspace(size_t bytes)
 {
     if (bytes <= gpu.workspace_bytes)
@@ -184,15 +190,21 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
                          resident & TB_RESIDENT_B);
     operand c = describe(call->c, m, n, call->ldc, resident & TB_RESIDENT_C);
 
-    /* Lay the host operands out densely in the workspace. */
+    tb_gemm_args args = {
+        .trans_a = call->trans_a, .trans_b = call->trans_b,
+        .m = m, .n = n, .k = k,
+        .alpha = reads_ab ? call->alpha : 0.0f, .beta = call->beta,
+    };
+    /* The workspace holds the host operands, packed, then the kernel's scratch. */
     operand *staged[3] = {&a, &b, &c};
-    size_t bytes = 0;
+    size_t floats = 0;
     for (int i = 0; i < 3; i++)
         if (!staged[i]->resident)
-            bytes += (size_t)staged[i]->rows * (size_t)staged[i]->cols * sizeof(float);
+            floats += round_up(staged[i]->rows * staged[i]->cols);
+    const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
     cudaError_t status = cudaSetDevice(gpu.device);
     if (status == cudaSuccess)
-        status = ensure_workspace(bytes);
+        status = ensure_workspace((floats + (size_t)scratch) * sizeof(float));
     if (status != cudaSuccess)
         return status;
     float *next = gpu.workspace;
@@ -201,8 +213,10 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
             continue;
         staged[i]->device = next;
         staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
-        next += staged[i]->rows * staged[i]->cols;
+        next += round_up(staged[i]->rows * staged[i]->cols);
     }
+    args.workspace = next;
+    args.workspace_floats = scratch;
 
     /* The application may still be writing resident operands on its own streams. */
     if (a.resident || b.resident || c.resident)
@@ -214,14 +228,9 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     if (call->beta != 0.0f && (status = upload(&c)) != cudaSuccess)
         return status;
 
-    const tb_gemm_args args = {
-        .trans_a = call->trans_a, .trans_b = call->trans_b,
-        .m = m, .n = n, .k = k,
-        .alpha = reads_ab ? call->alpha : 0.0f, .beta = call->beta,
-        .a = a.device, .lda = a.device_ld,
-        .b = b.device, .ldb = b.device_ld,
-        .c = c.device, .ldc = c.device_ld,
-    };
+    args.a = a.device, args.lda = a.device_ld;
+    args.b = b.device, args.ldb = b.device_ld;
+    args.c = c.device, args.ldc = c.device_ld;
     if ((status = tb_kernel_launch(kernel, &args, gpu.stream)) != cudaSuccess)
         return status;
     if (!c.resident &&
