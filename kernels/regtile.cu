@@ -354,7 +354,7 @@ Plan plan_for(const tb_gemm_args *args)
     }
     const int64_t blocks = tiles(args, plan.shape);
     const int64_t slots = sms * shapes[plan.shape].blocks_per_sm;
-    constexpr int64_t min_k_per_slice = 256;
+    constexpr int64_t min_k_per_slice = 1024; /* below this the second pass costs more than it saves */
     if (2 * blocks <= slots && args->k >= 2 * min_k_per_slice && blocks_for(args->n, shapes[plan.shape].bn) <= 65535)
         plan.splits = (int)max((int64_t)2, min(2 * slots / blocks, args->k / min_k_per_slice));
     return plan;
