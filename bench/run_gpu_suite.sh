@@ -114,12 +114,15 @@ if want sanitize; then
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile; do
-        for tool in memcheck racecheck; do
-            step "$tool-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \
-                compute-sanitizer --tool "$tool" --error-exitcode 9 \
-                "$BUILD/tests/test_sgemm_grid" --max-dim 65
-        done
+        step "memcheck-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \
+            compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$BUILD/tests/test_sgemm_grid" --max-dim 65
     done
+    # racecheck tracks every shared-memory access: a few launches of each rung and shape.
+    step racecheck-ladder 120 "$OUT/sanitize.log" compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$BENCH" --kernels --sizes 100x70x33 --trans NN,TT --reps 1
+    step racecheck-shapes 120 "$OUT/sanitize.log" compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$BENCH" --tune --sizes 130x70x20 --trans NT,TN --reps 1
 fi
 
 # One CSV: the step's name, then the benchmark's columns.
