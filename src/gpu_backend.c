@@ -1,7 +1,9 @@
 /*
- * The GPU path (v1): operands in host memory are copied to a device workspace,
- * one kernel of the ladder computes, C is copied back. Operands already on the
- * device (or managed) are used in place. Nothing here runs before the first
+ * The GPU path: device set-up, where pointers live, the device workspace, and
+ * the direct path: operands in host memory are copied to the workspace, one
+ * kernel of the ladder computes, C is copied back; operands already on the
+ * device (or managed) are used in place. Large calls on host memory take the
+ * pipelined path instead (gpu_pipeline.c). Nothing here runs before the first
  * GPU-eligible call.
  */
 #include <cuda_runtime_api.h>
@@ -129,8 +131,10 @@ static size_t round_up(int64_t floats)
     return ((size_t)floats + 63) / 64 * 64;
 }
 
-static cudaError_t ensure_workspace(size_t bytes)
+cudaError_t tb_gpu_workspace(size_t floats, float **workspace)
 {
+    const size_t bytes = floats * sizeof(float);
+    *workspace = gpu.workspace;
     if (bytes <= gpu.workspace_bytes)
         return cudaSuccess;
     if (gpu.workspace) {
@@ -146,6 +150,7 @@ static cudaError_t ensure_workspace(size_t bytes)
         return status;
     }
     gpu.workspace_bytes = bytes;
+    *workspace = gpu.workspace;
     return cudaSuccess;
 }
 
@@ -202,12 +207,10 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
         if (!staged[i]->resident)
             floats += round_up(staged[i]->rows * staged[i]->cols);
     const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
-    cudaError_t status = cudaSetDevice(gpu.device);
-    if (status == cudaSuccess)
-        status = ensure_workspace((floats + (size_t)scratch) * sizeof(float));
+    float *next;
+    cudaError_t status = tb_gpu_workspace(floats + (size_t)scratch, &next);
     if (status != cudaSuccess)
         return status;
-    float *next = gpu.workspace;
     for (int i = 0; i < 3; i++) {
         if (staged[i]->resident)
             continue;
@@ -240,10 +243,15 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     return cudaStreamSynchronize(gpu.stream);
 }
 
-tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel)
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols)
 {
     pthread_mutex_lock(&gpu.lock);
-    cudaError_t status = run_call(call, resident, kernel);
+    int64_t done = 0;
+    cudaError_t status = cudaSetDevice(gpu.device);
+    if (status == cudaSuccess)
+        status = !resident && tb_pipeline_suits(call) ? tb_pipeline_sgemm(call, kernel, &done)
+                                                      : run_call(call, resident, kernel);
+    *done_cols = status == cudaSuccess ? call->n : (int)done;
     tb_gpu_status result = TB_GPU_OK;
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky: later calls may fit */

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cuda_runtime_api.h>
+
 #include "tiledblas.h"
 
 /*
@@ -43,6 +45,8 @@ typedef struct tb_config {
     int kernel;           /* tb_kernel_id */
     double gpu_min_flops; /* auto: smallest 2*m*n*k sent to the GPU */
     double gpu_min_intensity; /* auto: smallest flops per byte crossing the bus */
+    int pinned_mb;        /* cap on pinned staging memory */
+    int copy_threads;     /* host copy threads; 0: half the CPUs */
 } tb_config;
 const tb_config *tb_config_get(void);
 
@@ -69,7 +73,18 @@ int tb_process_has_cuda(void);
 /* Where p lives (initialises CUDA: ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p);
 /* Runs the call with kernel `kernel`; operands named in `resident` are used in place. */
-tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel);
+/* Sets *done_cols to the columns of C that are final (all of them on success). */
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols);
+/* The device workspace, grown to at least `floats` (under the GPU lock). */
+cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
+
+/* --- pipelined GPU path for host operands (src/gpu_pipeline.c), under the GPU lock --- */
+int tb_pipeline_suits(const tb_call *call);
+cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_cols);
+
+/* --- parallel host copies (src/host_copy.c) --- */
+void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                  int64_t cols);
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

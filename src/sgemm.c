@@ -83,8 +83,10 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         reason = use_gpu ? "large" : "no-gpu";
     }
 
+    tb_call rest = *call; /* what the CPU still has to compute */
     if (use_gpu) {
-        const tb_gpu_status status = tb_gpu_sgemm(call, resident, config->kernel);
+        int done_cols = 0;
+        const tb_gpu_status status = tb_gpu_sgemm(call, resident, config->kernel, &done_cols);
         if (status == TB_GPU_OK) {
             tb_report_call(origin, 1, reason, seconds_now() - start);
             return;
@@ -94,7 +96,12 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             return;
         }
         reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
+        /* Columns the GPU finished are final; the CPU takes the others. */
+        rest.n -= done_cols;
+        rest.b += call->trans_b ? done_cols : (int64_t)done_cols * call->ldb;
+        rest.c += (int64_t)done_cols * call->ldc;
     }
-    tb_cpu_sgemm(call);
+    if (rest.n > 0)
+        tb_cpu_sgemm(&rest);
     tb_report_call(origin, 0, reason, seconds_now() - start);
 }
