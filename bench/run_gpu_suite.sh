@@ -91,6 +91,8 @@ if want bench; then
     bench kernels 120 -- --kernels --sizes 1024,2048,4096,8192
     bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
     bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
+    bench e2e-8192 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 8192 --no-openblas --reps 5
+    bench e2e-8192-beta 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 4096,8192 --beta 1 --no-openblas --reps 5
     # Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
     bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
         --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
@@ -110,7 +112,7 @@ if want sanitize; then
     : >"$OUT/sanitize.log"
     # Split-K (long K, small C) and every tile shape, all transposes, under memcheck.
     step memcheck-splitk 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$BENCH" --kernels --sizes 100x70x1000,128x128x2048 --trans NN,NT,TN,TT --reps 1
+        "$BENCH" --kernels --sizes 100x70x3000,128x128x2048 --trans NN,NT,TN,TT --reps 1
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile; do
@@ -127,7 +129,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
