@@ -8,7 +8,6 @@ run traced env TILEDBLAS_VERBOSE=2 "$@"
 expect_status traced 0
 [ "$(trace_count traced)" -gt 0 ] || { fail "no trace lines"; show traced; }
 check_trace traced "$(trace_count traced)" 'cpu|gpu'
-[ "$(grep -c '^tiledblas: summary:' "$tmp/traced.err")" -eq 1 ] ||
-    { fail "not exactly one summary line"; show traced; }
+expect_summary traced
 cat "$tmp/traced.out"
 finish

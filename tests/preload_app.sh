@@ -14,14 +14,15 @@ size=512
 run_app() {
     local name=$1
     shift
-    if [ "$name" = plain ]; then
-        run "$name" env "$@" "$app" "$size"
-    else
-        run "$name" env LD_PRELOAD="$library" "$@" "$app" "$size"
+    run_products "$name" sgemm_app "$@" "$app" "$size"
+}
+
+# expect_single_line NAME PATTERN WHAT: stderr is exactly one line, matching PATTERN
+expect_single_line() {
+    if ! { [ "$(grep -c . "$tmp/$1.err")" -eq 1 ] && grep -q "$2" "$tmp/$1.err"; }; then
+        fail "$1: stderr is not exactly one $3"
+        show "$1"
     fi
-    expect_status "$name" 0
-    calls=$(products_ok "$name" sgemm_app)
-    [ -n "$calls" ] || { fail "$name: no 'all N products OK' line"; show "$name"; calls=0; }
 }
 
 case $mode in
@@ -33,26 +34,21 @@ cpu)
     fi
 
     run_app traced TILEDBLAS_VERBOSE=2
-    check_trace traced "$calls" 'cpu|gpu'
+    check_trace traced "$products" 'cpu|gpu'
     grep -q "^tiledblas: sgemm .*M=$size N=$size K=$size" "$tmp/traced.err" ||
         { fail "traced: no trace line for the ${size}^3 call"; show traced; }
-    [ "$(grep -c '^tiledblas: summary:' "$tmp/traced.err")" -eq 1 ] ||
-        { fail "traced: not exactly one summary line"; show traced; }
+    expect_summary traced
 
     run_app summary TILEDBLAS_VERBOSE=1
-    if ! { [ "$(grep -c . "$tmp/summary.err")" -eq 1 ] &&
-        grep -q '^tiledblas: summary:' "$tmp/summary.err"; }; then
-        fail "summary: stderr is not exactly one summary line"
-        show summary
-    fi
+    expect_single_line summary '^tiledblas: summary:' "summary line"
 
     run_app forced_cpu TILEDBLAS_VERBOSE=2 TILEDBLAS_DEVICE=cpu
-    check_trace forced_cpu "$calls" cpu
+    check_trace forced_cpu "$products" cpu
     ;;
 gpu)
-    "$probe" || { echo "SKIP: no usable GPU"; exit 77; }
+    skip_without_gpu "$probe"
     run_app forced_gpu TILEDBLAS_VERBOSE=2 TILEDBLAS_DEVICE=gpu
-    check_trace forced_gpu "$calls" gpu
+    check_trace forced_gpu "$products" gpu
     ;;
 fallback)
     if "$probe"; then
@@ -60,11 +56,7 @@ fallback)
         exit 77
     fi
     run_app fallback TILEDBLAS_DEVICE=gpu
-    if ! { [ "$(grep -c . "$tmp/fallback.err")" -eq 1 ] &&
-        grep -q '^tiledblas: ' "$tmp/fallback.err"; }; then
-        fail "fallback: stderr is not exactly one tiledblas warning line"
-        show fallback
-    fi
+    expect_single_line fallback '^tiledblas: ' "tiledblas warning line"
     ;;
 silent)
     run_app silent

@@ -13,14 +13,7 @@ mode=$1 library=$2 python=$3 script=$4 probe=$5
 run_numpy() {
     local name=$1
     shift
-    if [ "$name" = plain ]; then
-        run "$name" env "$@" "$python" "$script"
-    else
-        run "$name" env LD_PRELOAD="$library" "$@" "$python" "$script"
-    fi
-    expect_status "$name" 0
-    products=$(products_ok "$name" preload_numpy)
-    [ -n "$products" ] || { fail "$name: no 'all N products OK' line"; show "$name"; products=0; }
+    run_products "$name" preload_numpy "$@" "$python" "$script"
 }
 
 case $mode in
@@ -31,7 +24,7 @@ cpu)
     check_trace traced "$products" 'cpu|gpu'
     ;;
 gpu)
-    "$probe" || { echo "SKIP: no usable GPU"; exit 77; }
+    skip_without_gpu "$probe"
     run_numpy forced_gpu TILEDBLAS_VERBOSE=2 TILEDBLAS_DEVICE=gpu
     check_trace forced_gpu "$products" gpu
     ;;

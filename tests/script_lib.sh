@@ -42,6 +42,27 @@ products_ok() {
     tail -n 1 "$tmp/$1.out" | sed -n "s/^$2: all \\([0-9][0-9]*\\) products OK\$/\\1/p"
 }
 
+# run_products NAME PROGRAM [VAR=VALUE...] COMMAND...: runs COMMAND with the
+# settings, and LD_PRELOAD=$library unless NAME is "plain"; it must succeed and
+# end with "PROGRAM: all N products OK". Sets products to N (0 without that line).
+run_products() {
+    local name=$1 program=$2
+    shift 2
+    if [ "$name" = plain ]; then
+        run "$name" env "$@"
+    else
+        run "$name" env LD_PRELOAD="$library" "$@"
+    fi
+    expect_status "$name" 0
+    products=$(products_ok "$name" "$program")
+    [ -n "$products" ] || { fail "$name: no 'all N products OK' line"; show "$name"; products=0; }
+}
+
+# skip_without_gpu PROBE: exits 77 (skipped) unless the probe finds a usable GPU
+skip_without_gpu() {
+    "$1" || { echo "SKIP: no usable GPU"; exit 77; }
+}
+
 # trace_count NAME: per-call trace lines on stderr
 trace_count() {
     grep -c '^tiledblas: sgemm ' "$tmp/$1.err"
@@ -59,6 +80,12 @@ check_trace() {
     bad=$(grep '^tiledblas: sgemm ' "$tmp/$name.err" | grep -Ecv 'M=[0-9]+ N=[0-9]+ K=[0-9]+')
     [ "$bad" -eq 0 ] || { fail "$name: $bad trace lines without M= N= K="; show "$name"; }
     echo "$name: $found trace lines (expected $count, path=$paths)"
+}
+
+# expect_summary NAME: exactly one summary line on stderr
+expect_summary() {
+    [ "$(grep -c '^tiledblas: summary:' "$tmp/$1.err")" -eq 1 ] ||
+        { fail "$1: not exactly one summary line"; show "$1"; }
 }
 
 finish() {

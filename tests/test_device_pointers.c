@@ -11,17 +11,19 @@
 #include "tiledblas.h"
 
 #include <cuda_runtime_api.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int passed, failed;
+static tb_tally tally;
 
-static int cuda_ok(cudaError_t status, const char *what)
+/* Where the operands live during the call. */
+typedef enum memory_kind { DEVICE_MEMORY, MANAGED_MEMORY } memory_kind;
+
+static int cuda_ok(cudaError_t status, const char *action, const char *operand)
 {
     if (status == cudaSuccess)
         return 1;
-    fprintf(stderr, "FAIL: %s: %s\n", what, cudaGetErrorString(status));
+    fprintf(stderr, "FAIL: %s %s: %s\n", action, operand, cudaGetErrorString(status));
     return 0;
 }
 
@@ -30,110 +32,62 @@ static size_t alloc_bytes(const tb_matrix *m)
     return tb_matrix_alloc_count(m) * sizeof(float);
 }
 
-/* A host matrix whose storage is replaced by `base` (same size, not owned). */
-static tb_matrix view_on(const tb_matrix *like, float *base)
+static int gpu_alloc(memory_kind kind, float **ptr, size_t bytes, const char *operand)
 {
-    tb_matrix m = *like;
-    m.base = base;
-    m.data = base + TB_GUARD;
-    return m;
+    if (kind == MANAGED_MEMORY)
+        return cuda_ok(cudaMallocManaged((void **)ptr, bytes, cudaMemAttachGlobal),
+                       "cudaMallocManaged", operand);
+    return cuda_ok(cudaMalloc((void **)ptr, bytes), "cudaMalloc", operand);
 }
 
-static void record(size_t problems, const char *label)
+/* Managed memory is read and written on the host directly, right after the call: it must block. */
+static int copy(memory_kind kind, void *dst, const void *src, size_t bytes,
+                enum cudaMemcpyKind direction, const char *operand)
 {
-    if (problems == 0) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "  in case: %s\n", label);
+    if (kind == MANAGED_MEMORY) {
+        memcpy(dst, src, bytes);
+        return 1;
     }
+    const char *action = direction == cudaMemcpyHostToDevice ? "upload" : "download";
+    return cuda_ok(cudaMemcpy(dst, src, bytes, direction), action, operand);
 }
 
-static void call_tiledblas(const tb_gemm_case *gc, const float *a, const float *b, float *c)
+/* One case with A, B and C in GPU memory of the given kind, guards and padding included. */
+static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
 {
-    cblas_sgemm((CBLAS_LAYOUT)gc->layout, (CBLAS_TRANSPOSE)gc->trans_a,
-                (CBLAS_TRANSPOSE)gc->trans_b, gc->m, gc->n, gc->k, gc->alpha, a, gc->lda, b,
-                gc->ldb, gc->beta, c, gc->ldc);
-}
-
-/* Operands in cudaMalloc'ed memory, guards and padding included. */
-static void run_device_case(const tb_gemm_case *gc, tb_rng *rng)
-{
-    char desc[256], label[300];
-    tb_case_describe(gc, desc, sizeof desc);
-    snprintf(label, sizeof label, "device pointers: %s", desc);
-
+    char label[300];
+    tb_case_label(gc, kind == MANAGED_MEMORY ? "managed memory" : "device pointers", label,
+                  sizeof label);
     tb_gemm_operands ops;
     tb_operands_make(&ops, gc, rng);
-    tb_matrix got, ref;
-    tb_matrix_clone(&got, &ops.c0);
-    if (gc->beta == 0.0f)
-        tb_matrix_fill_view(&got, NAN); /* must be overwritten unread */
+    tb_matrix got;
+    tb_start_c(&got, &ops.c0, gc->beta);
 
-    float *dev_a = NULL, *dev_b = NULL, *dev_c = NULL;
-    size_t problems = 0;
-    if (cuda_ok(cudaMalloc((void **)&dev_a, alloc_bytes(&ops.a)), "cudaMalloc A") &&
-        cuda_ok(cudaMalloc((void **)&dev_b, alloc_bytes(&ops.b)), "cudaMalloc B") &&
-        cuda_ok(cudaMalloc((void **)&dev_c, alloc_bytes(&got)), "cudaMalloc C") &&
-        cuda_ok(cudaMemcpy(dev_a, ops.a.base, alloc_bytes(&ops.a), cudaMemcpyHostToDevice), "upload A") &&
-        cuda_ok(cudaMemcpy(dev_b, ops.b.base, alloc_bytes(&ops.b), cudaMemcpyHostToDevice), "upload B") &&
-        cuda_ok(cudaMemcpy(dev_c, got.base, alloc_bytes(&got), cudaMemcpyHostToDevice), "upload C")) {
-        call_tiledblas(gc, dev_a + TB_GUARD, dev_b + TB_GUARD, dev_c + TB_GUARD);
-        /* Copy everything back over the host copies: tb_check_case compares A and B too. */
-        if (cuda_ok(cudaMemcpy(got.base, dev_c, alloc_bytes(&got), cudaMemcpyDeviceToHost), "download C") &&
-            cuda_ok(cudaMemcpy(ops.a.base, dev_a, alloc_bytes(&ops.a), cudaMemcpyDeviceToHost), "download A") &&
-            cuda_ok(cudaMemcpy(ops.b.base, dev_b, alloc_bytes(&ops.b), cudaMemcpyDeviceToHost), "download B")) {
-            tb_run_reference(gc, &ops, &ref);
-            problems = tb_check_case(gc, &ops, &got, &ref, label);
-            tb_matrix_free(&ref);
-        } else {
-            problems = 1;
-        }
-    } else {
-        problems = 1;
-    }
-    cudaFree(dev_a);
-    cudaFree(dev_b);
-    cudaFree(dev_c);
-    record(problems, label);
-    tb_matrix_free(&got);
-    tb_operands_free(&ops);
-}
-
-/* Operands in managed memory, read on the host right after the call (which must block). */
-static void run_managed_case(const tb_gemm_case *gc, tb_rng *rng)
-{
-    char desc[256], label[300];
-    tb_case_describe(gc, desc, sizeof desc);
-    snprintf(label, sizeof label, "managed memory: %s", desc);
-
-    tb_gemm_operands ops;
-    tb_operands_make(&ops, gc, rng);
-    float *man_a = NULL, *man_b = NULL, *man_c = NULL;
-    size_t problems = 0;
-    if (cuda_ok(cudaMallocManaged((void **)&man_a, alloc_bytes(&ops.a), cudaMemAttachGlobal), "cudaMallocManaged A") &&
-        cuda_ok(cudaMallocManaged((void **)&man_b, alloc_bytes(&ops.b), cudaMemAttachGlobal), "cudaMallocManaged B") &&
-        cuda_ok(cudaMallocManaged((void **)&man_c, alloc_bytes(&ops.c0), cudaMemAttachGlobal), "cudaMallocManaged C")) {
-        memcpy(man_a, ops.a.base, alloc_bytes(&ops.a));
-        memcpy(man_b, ops.b.base, alloc_bytes(&ops.b));
-        memcpy(man_c, ops.c0.base, alloc_bytes(&ops.c0));
-        tb_matrix got = view_on(&ops.c0, man_c);
-        if (gc->beta == 0.0f)
-            tb_matrix_fill_view(&got, NAN);
-        call_tiledblas(gc, man_a + TB_GUARD, man_b + TB_GUARD, man_c + TB_GUARD);
-        memcpy(ops.a.base, man_a, alloc_bytes(&ops.a));
-        memcpy(ops.b.base, man_b, alloc_bytes(&ops.b));
+    /* Everything is copied back over the host copies: tb_check_case compares A and B too. */
+    tb_matrix *const host[] = {&ops.a, &ops.b, &got};
+    static const char *const names[] = {"A", "B", "C"};
+    float *gpu[] = {NULL, NULL, NULL};
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = gpu_alloc(kind, &gpu[i], alloc_bytes(host[i]), names[i]) &&
+             copy(kind, gpu[i], host[i]->base, alloc_bytes(host[i]), cudaMemcpyHostToDevice,
+                  names[i]);
+    if (ok)
+        tb_call_tiledblas(gc, gpu[0] + TB_GUARD, gpu[1] + TB_GUARD, gpu[2] + TB_GUARD);
+    for (int i = 0; i < 3 && ok; i++)
+        ok = copy(kind, host[i]->base, gpu[i], alloc_bytes(host[i]), cudaMemcpyDeviceToHost,
+                  names[i]);
+    size_t problems = 1;
+    if (ok) {
         tb_matrix ref;
         tb_run_reference(gc, &ops, &ref);
         problems = tb_check_case(gc, &ops, &got, &ref, label);
         tb_matrix_free(&ref);
-    } else {
-        problems = 1;
     }
-    cudaFree(man_a);
-    cudaFree(man_b);
-    cudaFree(man_c);
-    record(problems, label);
+    for (int i = 0; i < 3; i++)
+        cudaFree(gpu[i]);
+    tb_tally_record(&tally, problems == 0, label);
+    tb_matrix_free(&got);
     tb_operands_free(&ops);
 }
 
@@ -150,8 +104,6 @@ int main(void)
     }
     tb_ref_cblas_sgemm(); /* fail early if the reference is missing */
 
-    static const int layouts[] = {TB_ROW_MAJOR, TB_COL_MAJOR};
-    static const int transposes[] = {TB_NO_TRANS, TB_TRANS, TB_CONJ_TRANS};
     static const struct {
         int m, n, k;
     } shapes[] = {{5, 7, 3}, {129, 65, 257}, {300, 200, 150}};
@@ -164,23 +116,22 @@ int main(void)
             for (int ai = 0; ai < 3; ai++)
                 for (int bi = 0; bi < 3; bi++) {
                     const float *pair = scalar_pairs[(ai + bi + li) % 2];
-                    tb_gemm_case gc = {.layout = layouts[li], .trans_a = transposes[ai],
-                                       .trans_b = transposes[bi], .m = shapes[s].m,
+                    tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = tb_transposes[ai],
+                                       .trans_b = tb_transposes[bi], .m = shapes[s].m,
                                        .n = shapes[s].n, .k = shapes[s].k,
                                        .alpha = pair[0], .beta = pair[1]};
                     tb_case_set_ld(&gc, 3, 1, 2);
-                    run_device_case(&gc, &rng);
+                    run_gpu_case(DEVICE_MEMORY, &gc, &rng);
                 }
 
     for (int li = 0; li < 2; li++) {
-        tb_gemm_case gc = {.layout = layouts[li], .trans_a = TB_TRANS, .trans_b = TB_NO_TRANS,
+        tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = TB_TRANS, .trans_b = TB_NO_TRANS,
                            .m = 64, .n = 48, .k = 32, .alpha = 1.3f, .beta = 0.0f};
         tb_case_set_ld(&gc, 0, 2, 1);
-        run_managed_case(&gc, &rng);
+        run_gpu_case(MANAGED_MEMORY, &gc, &rng);
         gc.beta = 0.7f;
-        run_managed_case(&gc, &rng);
+        run_gpu_case(MANAGED_MEMORY, &gc, &rng);
     }
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tb_tally_report(&tally);
 }

@@ -10,6 +10,7 @@
 #include "tiledblas.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,18 +74,8 @@ static int reference_row_major_position(int info)
     }
 }
 
-static int passed, failed;
+static tb_tally tally;
 static float buffer_a[BUFFER_SIZE], buffer_b[BUFFER_SIZE], buffer_c[BUFFER_SIZE];
-
-static void record(int ok, const char *label)
-{
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "  in case: %s\n", label);
-    }
-}
 
 static int check(int condition, const char *label, const char *what)
 {
@@ -93,17 +84,68 @@ static int check(int condition, const char *label, const char *what)
     return condition;
 }
 
+/* Each handler was called as often as expected, and RowMajorStrg is 0 again. */
+static int check_handler_calls(const char *label, int cblas_calls, int f77_calls)
+{
+    char detail[128];
+    snprintf(detail, sizeof detail,
+             "cblas_xerbla called %d times, xerbla_ %d times; expected %d and %d",
+             seen.cblas_calls, seen.f77_calls, cblas_calls, f77_calls);
+    int ok = check(seen.cblas_calls == cblas_calls && seen.f77_calls == f77_calls, label, detail);
+    ok &= check(RowMajorStrg == 0, label, "RowMajorStrg not 0 after the call");
+    return ok;
+}
+
+/* An invalid call must leave C alone: a copy taken before it, compared after it. */
+typedef struct c_snapshot {
+    float values[BUFFER_SIZE];
+} c_snapshot;
+
+/* Before an invalid call: C saved, nothing seen yet. */
+static void start_invalid_call(c_snapshot *snapshot)
+{
+    memcpy(snapshot->values, buffer_c, sizeof snapshot->values);
+    reset_seen();
+}
+
+static int check_c_unchanged(const c_snapshot *snapshot, const char *label)
+{
+    return check(memcmp(snapshot->values, buffer_c, sizeof snapshot->values) == 0, label,
+                 "C was modified");
+}
+
+typedef struct gemm_dims {
+    int m, n, k, lda, ldb, ldc;
+} gemm_dims;
+
+/* One dimension of a valid call made invalid: set to -1, or to one below its minimum. */
+typedef struct invalid_dim {
+    size_t field; /* offsetof(gemm_dims, ...) */
+    int below_min;
+} invalid_dim;
+
+#define NEGATIVE(field) {offsetof(gemm_dims, field), 0}
+#define BELOW_MIN(field) {offsetof(gemm_dims, field), 1}
+
+static gemm_dims with_invalid(gemm_dims dims, invalid_dim bad)
+{
+    int *field = (int *)((char *)&dims + bad.field);
+    *field = bad.below_min ? *field - 1 : -1;
+    return dims;
+}
+
 typedef struct cblas_args {
     int layout, trans_a, trans_b;
-    int m, n, k, lda, ldb, ldc;
+    gemm_dims dims;
     float alpha;
 } cblas_args;
 
 static void describe_cblas(const cblas_args *args, char *buf, size_t size)
 {
+    const gemm_dims *d = &args->dims;
     snprintf(buf, size, "cblas layout=%d transa=%d transb=%d m=%d n=%d k=%d lda=%d ldb=%d ldc=%d alpha=%g",
-             args->layout, args->trans_a, args->trans_b, args->m, args->n, args->k,
-             args->lda, args->ldb, args->ldc, (double)args->alpha);
+             args->layout, args->trans_a, args->trans_b, d->m, d->n, d->k, d->lda, d->ldb,
+             d->ldc, (double)args->alpha);
 }
 
 /*
@@ -115,18 +157,17 @@ static void expect_cblas_error(const cblas_args *args, int reported, int positio
 {
     char label[256], detail[512];
     describe_cblas(args, label, sizeof label);
-    float c_before[BUFFER_SIZE];
-    memcpy(c_before, buffer_c, sizeof c_before);
-    reset_seen();
+    const gemm_dims *d = &args->dims;
+    c_snapshot before;
+    start_invalid_call(&before);
 
     cblas_sgemm((CBLAS_LAYOUT)args->layout, (CBLAS_TRANSPOSE)args->trans_a,
-                (CBLAS_TRANSPOSE)args->trans_b, args->m, args->n, args->k, args->alpha,
-                buffer_a, args->lda, buffer_b, args->ldb, 0.5f, buffer_c, args->ldc);
+                (CBLAS_TRANSPOSE)args->trans_b, d->m, d->n, d->k, args->alpha, buffer_a, d->lda,
+                buffer_b, d->ldb, 0.5f, buffer_c, d->ldc);
 
     const int row_major = args->layout == TB_ROW_MAJOR;
     const int mapped = row_major ? reference_row_major_position(seen.info) : seen.info;
-    int ok = check(seen.cblas_calls == 1, label, "cblas_xerbla not called exactly once");
-    ok &= check(seen.f77_calls == 0, label, "xerbla_ called for a CBLAS error");
+    int ok = check_handler_calls(label, 1, 0);
     snprintf(detail, sizeof detail, "info %d, expected %d (message: %s)", seen.info, reported,
              seen.message);
     ok &= check(seen.info == reported, label, detail);
@@ -138,19 +179,18 @@ static void expect_cblas_error(const cblas_args *args, int reported, int positio
     snprintf(detail, sizeof detail, "RowMajorStrg was %d in the handler, expected %d",
              seen.row_major_strg, row_major);
     ok &= check(seen.row_major_strg == row_major, label, detail);
-    ok &= check(RowMajorStrg == 0, label, "RowMajorStrg not 0 after the call");
-    ok &= check(memcmp(c_before, buffer_c, sizeof c_before) == 0, label, "C was modified");
-    record(ok, label);
+    ok &= check_c_unchanged(&before, label);
+    tb_tally_record(&tally, ok, label);
 }
 
 /* A valid call (every ld at its minimum plus `pad`): no handler call, right result. */
 static void expect_valid_gemm(const tb_gemm_case *gc, int f77, char trans_a, char trans_b,
                               tb_rng *rng)
 {
-    char label[300], desc[256];
-    tb_case_describe(gc, desc, sizeof desc);
-    snprintf(label, sizeof label, "valid %s call '%c' '%c': %s", f77 ? "sgemm_" : "cblas",
-             trans_a, trans_b, desc);
+    char what[64], label[300];
+    snprintf(what, sizeof what, "valid %s call '%c' '%c'", f77 ? "sgemm_" : "cblas", trans_a,
+             trans_b);
+    tb_case_label(gc, what, label, sizeof label);
     tb_gemm_operands ops;
     tb_operands_make(&ops, gc, rng);
     tb_matrix got, ref;
@@ -160,62 +200,54 @@ static void expect_valid_gemm(const tb_gemm_case *gc, int f77, char trans_a, cha
         sgemm_(&trans_a, &trans_b, &gc->m, &gc->n, &gc->k, &gc->alpha, ops.a.data, &gc->lda,
                ops.b.data, &gc->ldb, &gc->beta, got.data, &gc->ldc);
     else
-        cblas_sgemm((CBLAS_LAYOUT)gc->layout, (CBLAS_TRANSPOSE)gc->trans_a,
-                    (CBLAS_TRANSPOSE)gc->trans_b, gc->m, gc->n, gc->k, gc->alpha, ops.a.data,
-                    gc->lda, ops.b.data, gc->ldb, gc->beta, got.data, gc->ldc);
+        tb_call_tiledblas(gc, ops.a.data, ops.b.data, got.data);
     tb_run_reference(gc, &ops, &ref);
-    int ok = check(seen.cblas_calls == 0 && seen.f77_calls == 0, label, "an error was reported");
-    ok &= check(RowMajorStrg == 0, label, "RowMajorStrg not 0 after the call");
+    int ok = check_handler_calls(label, 0, 0);
     ok &= check(tb_check_case(gc, &ops, &got, &ref, label) == 0, label, "wrong result");
-    record(ok, label);
+    tb_tally_record(&tally, ok, label);
     tb_matrix_free(&got);
     tb_matrix_free(&ref);
     tb_operands_free(&ops);
 }
 
-static const int valid_trans[] = {TB_NO_TRANS, TB_TRANS, TB_CONJ_TRANS};
-
 /* Each single invalid dimension or leading dimension, every layout and transpose pair. */
 static void check_cblas_each_argument(tb_rng *rng)
 {
+    /* What cblas_sgemm reports for each layout, and the real argument. */
+    static const struct {
+        invalid_dim bad;
+        int reported_col_major, reported_row_major, position;
+    } cases[] = {
+        {NEGATIVE(m), 4, 5, 4},
+        {NEGATIVE(n), 5, 4, 5},
+        {NEGATIVE(k), 6, 6, 6},
+        {BELOW_MIN(lda), 9, 11, 9},
+        {BELOW_MIN(ldb), 11, 9, 11},
+        {BELOW_MIN(ldc), 14, 14, 14},
+        {NEGATIVE(lda), 9, 11, 9},
+    };
     static const int layouts[] = {TB_COL_MAJOR, TB_ROW_MAJOR};
     for (int li = 0; li < 2; li++)
         for (int ai = 0; ai < 3; ai++)
             for (int bi = 0; bi < 3; bi++) {
                 const int row_major = layouts[li] == TB_ROW_MAJOR;
                 /* Distinct sizes, so every minimum leading dimension differs. */
-                tb_gemm_case gc = {.layout = layouts[li], .trans_a = valid_trans[ai],
-                                   .trans_b = valid_trans[bi], .m = 5, .n = 7, .k = 3,
+                tb_gemm_case gc = {.layout = layouts[li], .trans_a = tb_transposes[ai],
+                                   .trans_b = tb_transposes[bi], .m = 5, .n = 7, .k = 3,
                                    .alpha = 1.5f, .beta = 0.5f};
                 tb_case_set_ld(&gc, 0, 0, 0);
                 expect_valid_gemm(&gc, 0, '-', '-', rng);
 
-                const cblas_args valid = {gc.layout, gc.trans_a, gc.trans_b, gc.m, gc.n, gc.k,
-                                          gc.lda, gc.ldb, gc.ldc, gc.alpha};
-                cblas_args args = valid;
-                args.m = -1;
-                expect_cblas_error(&args, row_major ? 5 : 4, 4);
-                args = valid;
-                args.n = -1;
-                expect_cblas_error(&args, row_major ? 4 : 5, 5);
-                args = valid;
-                args.k = -1;
-                expect_cblas_error(&args, 6, 6);
-                args = valid;
-                args.lda = valid.lda - 1;
-                expect_cblas_error(&args, row_major ? 11 : 9, 9);
-                args = valid;
-                args.ldb = valid.ldb - 1;
-                expect_cblas_error(&args, row_major ? 9 : 11, 11);
-                args = valid;
-                args.ldc = valid.ldc - 1;
-                expect_cblas_error(&args, 14, 14);
-                args = valid;
-                args.lda = -1;
-                expect_cblas_error(&args, row_major ? 11 : 9, 9);
+                const gemm_dims valid = {gc.m, gc.n, gc.k, gc.lda, gc.ldb, gc.ldc};
+                for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                    const cblas_args args = {gc.layout, gc.trans_a, gc.trans_b,
+                                             with_invalid(valid, cases[i].bad), gc.alpha};
+                    expect_cblas_error(&args, row_major ? cases[i].reported_row_major
+                                                        : cases[i].reported_col_major,
+                                       cases[i].position);
+                }
             }
 }
-
 /* Layout and transpose values, and which of several errors is reported. */
 static void check_cblas_order(void)
 {
@@ -225,48 +257,48 @@ static void check_cblas_order(void)
         cblas_args args;
         int reported, position;
     } cases[] = {
-        {{BAD_LAYOUT_ZERO, N, N, 5, 7, 3, 5, 3, 5, 1.0f}, 1, 1},
-        {{BAD_LAYOUT, N, N, 5, 7, 3, 5, 3, 5, 1.0f}, 1, 1},
-        {{BAD_LAYOUT, BAD_TRANS_LOW, N, -1, 7, 3, 5, 3, 5, 1.0f}, 1, 1},
-        {{C, BAD_TRANS_LOW, N, 5, 7, 3, 5, 3, 5, 1.0f}, 2, 2},
-        {{C, BAD_TRANS_HIGH, N, 5, 7, 3, 5, 3, 5, 1.0f}, 2, 2},
-        {{C, N, BAD_TRANS_LOW, 5, 7, 3, 5, 3, 5, 1.0f}, 3, 3},
-        {{C, N, BAD_TRANS_HIGH, 5, 7, 3, 5, 3, 5, 1.0f}, 3, 3},
-        {{C, BAD_TRANS_HIGH, BAD_TRANS_LOW, 5, 7, 3, 5, 3, 5, 1.0f}, 2, 2},
-        {{C, BAD_TRANS_LOW, N, -1, -1, -1, 0, 0, 0, 1.0f}, 2, 2},
-        {{C, N, BAD_TRANS_HIGH, -1, 7, 3, 5, 3, 5, 1.0f}, 3, 3},
-        {{C, N, N, -1, -1, 3, 5, 3, 5, 1.0f}, 4, 4},
-        {{C, N, N, -1, 7, 3, 0, 3, 5, 1.0f}, 4, 4},
-        {{C, N, N, 5, -1, -1, 5, 3, 5, 1.0f}, 5, 5},
-        {{C, N, N, 5, 7, -1, 4, 3, 5, 1.0f}, 6, 6},
-        {{C, N, N, 5, 7, 3, 4, 2, 5, 1.0f}, 9, 9},
-        {{C, N, N, 5, 7, 3, 5, 2, 4, 1.0f}, 11, 11},
-        {{C, T, T, 5, 7, 3, 2, 6, 4, 1.0f}, 9, 9},
-        {{R, BAD_TRANS_LOW, N, 5, 7, 3, 3, 7, 7, 1.0f}, 2, 2},
-        {{R, N, BAD_TRANS_HIGH, 5, 7, 3, 3, 7, 7, 1.0f}, 3, 3},
-        {{R, BAD_TRANS_HIGH, BAD_TRANS_LOW, 5, 7, 3, 3, 7, 7, 1.0f}, 2, 2},
-        {{R, N, BAD_TRANS_LOW, -1, -1, 3, 3, 7, 7, 1.0f}, 3, 3},
+        {{BAD_LAYOUT_ZERO, N, N, {5, 7, 3, 5, 3, 5}, 1.0f}, 1, 1},
+        {{BAD_LAYOUT, N, N, {5, 7, 3, 5, 3, 5}, 1.0f}, 1, 1},
+        {{BAD_LAYOUT, BAD_TRANS_LOW, N, {-1, 7, 3, 5, 3, 5}, 1.0f}, 1, 1},
+        {{C, BAD_TRANS_LOW, N, {5, 7, 3, 5, 3, 5}, 1.0f}, 2, 2},
+        {{C, BAD_TRANS_HIGH, N, {5, 7, 3, 5, 3, 5}, 1.0f}, 2, 2},
+        {{C, N, BAD_TRANS_LOW, {5, 7, 3, 5, 3, 5}, 1.0f}, 3, 3},
+        {{C, N, BAD_TRANS_HIGH, {5, 7, 3, 5, 3, 5}, 1.0f}, 3, 3},
+        {{C, BAD_TRANS_HIGH, BAD_TRANS_LOW, {5, 7, 3, 5, 3, 5}, 1.0f}, 2, 2},
+        {{C, BAD_TRANS_LOW, N, {-1, -1, -1, 0, 0, 0}, 1.0f}, 2, 2},
+        {{C, N, BAD_TRANS_HIGH, {-1, 7, 3, 5, 3, 5}, 1.0f}, 3, 3},
+        {{C, N, N, {-1, -1, 3, 5, 3, 5}, 1.0f}, 4, 4},
+        {{C, N, N, {-1, 7, 3, 0, 3, 5}, 1.0f}, 4, 4},
+        {{C, N, N, {5, -1, -1, 5, 3, 5}, 1.0f}, 5, 5},
+        {{C, N, N, {5, 7, -1, 4, 3, 5}, 1.0f}, 6, 6},
+        {{C, N, N, {5, 7, 3, 4, 2, 5}, 1.0f}, 9, 9},
+        {{C, N, N, {5, 7, 3, 5, 2, 4}, 1.0f}, 11, 11},
+        {{C, T, T, {5, 7, 3, 2, 6, 4}, 1.0f}, 9, 9},
+        {{R, BAD_TRANS_LOW, N, {5, 7, 3, 3, 7, 7}, 1.0f}, 2, 2},
+        {{R, N, BAD_TRANS_HIGH, {5, 7, 3, 3, 7, 7}, 1.0f}, 3, 3},
+        {{R, BAD_TRANS_HIGH, BAD_TRANS_LOW, {5, 7, 3, 3, 7, 7}, 1.0f}, 2, 2},
+        {{R, N, BAD_TRANS_LOW, {-1, -1, 3, 3, 7, 7}, 1.0f}, 3, 3},
         /* row-major: the swapped call checks N before M, ldb before lda */
-        {{R, N, N, -1, -1, 3, 3, 7, 7, 1.0f}, 4, 5},
-        {{R, N, N, -1, 7, -1, 3, 7, 7, 1.0f}, 5, 4},
-        {{R, N, N, 5, 7, -1, 3, 6, 7, 1.0f}, 6, 6},
-        {{R, N, N, 5, 7, 3, 2, 6, 7, 1.0f}, 9, 11},
-        {{R, N, N, 5, 7, 3, 2, 7, 6, 1.0f}, 11, 9},
-        {{R, N, N, -1, 7, 3, 3, 6, 7, 1.0f}, 5, 4},
-        {{R, T, T, 5, 7, 3, 4, 2, 6, 1.0f}, 9, 11},
+        {{R, N, N, {-1, -1, 3, 3, 7, 7}, 1.0f}, 4, 5},
+        {{R, N, N, {-1, 7, -1, 3, 7, 7}, 1.0f}, 5, 4},
+        {{R, N, N, {5, 7, -1, 3, 6, 7}, 1.0f}, 6, 6},
+        {{R, N, N, {5, 7, 3, 2, 6, 7}, 1.0f}, 9, 11},
+        {{R, N, N, {5, 7, 3, 2, 7, 6}, 1.0f}, 11, 9},
+        {{R, N, N, {-1, 7, 3, 3, 6, 7}, 1.0f}, 5, 4},
+        {{R, T, T, {5, 7, 3, 4, 2, 6}, 1.0f}, 9, 11},
         /* checked before any quick return: M, N or K zero, alpha zero */
-        {{C, BAD_TRANS_LOW, N, 0, 7, 3, 1, 3, 1, 1.0f}, 2, 2},
-        {{C, N, BAD_TRANS_HIGH, 0, 0, 0, 1, 1, 1, 1.0f}, 3, 3},
-        {{C, N, N, 0, 7, 3, 0, 3, 1, 1.0f}, 9, 9},
-        {{C, N, N, 0, 7, 3, 1, 3, 0, 1.0f}, 14, 14},
-        {{C, N, T, 5, 0, 3, 5, 0, 5, 1.0f}, 11, 11},
-        {{C, N, N, 5, 7, 0, 5, 0, 5, 1.0f}, 11, 11},
-        {{C, T, N, 5, 7, 0, 0, 1, 5, 1.0f}, 9, 9},
-        {{C, N, N, 5, 7, 3, 5, 3, 4, 0.0f}, 14, 14},
-        {{R, N, N, 5, 7, 0, 0, 7, 7, 1.0f}, 11, 9},
-        {{R, N, N, 5, 0, 3, 3, 1, 0, 1.0f}, 14, 14},
-        {{R, N, N, 0, 0, 0, 1, 1, 0, 0.0f}, 14, 14},
-        {{R, BAD_TRANS_HIGH, N, 0, 0, 0, 1, 1, 1, 0.0f}, 2, 2},
+        {{C, BAD_TRANS_LOW, N, {0, 7, 3, 1, 3, 1}, 1.0f}, 2, 2},
+        {{C, N, BAD_TRANS_HIGH, {0, 0, 0, 1, 1, 1}, 1.0f}, 3, 3},
+        {{C, N, N, {0, 7, 3, 0, 3, 1}, 1.0f}, 9, 9},
+        {{C, N, N, {0, 7, 3, 1, 3, 0}, 1.0f}, 14, 14},
+        {{C, N, T, {5, 0, 3, 5, 0, 5}, 1.0f}, 11, 11},
+        {{C, N, N, {5, 7, 0, 5, 0, 5}, 1.0f}, 11, 11},
+        {{C, T, N, {5, 7, 0, 0, 1, 5}, 1.0f}, 9, 9},
+        {{C, N, N, {5, 7, 3, 5, 3, 4}, 0.0f}, 14, 14},
+        {{R, N, N, {5, 7, 0, 0, 7, 7}, 1.0f}, 11, 9},
+        {{R, N, N, {5, 0, 3, 3, 1, 0}, 1.0f}, 14, 14},
+        {{R, N, N, {0, 0, 0, 1, 1, 0}, 0.0f}, 14, 14},
+        {{R, BAD_TRANS_HIGH, N, {0, 0, 0, 1, 1, 1}, 0.0f}, 2, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_cblas_error(&cases[i].args, cases[i].reported, cases[i].position);
@@ -274,34 +306,31 @@ static void check_cblas_order(void)
 
 typedef struct f77_args {
     char trans_a, trans_b;
-    int m, n, k, lda, ldb, ldc;
+    gemm_dims dims;
 } f77_args;
 
 static void expect_f77_error(const f77_args *args, int info)
 {
     char label[256], detail[512];
+    const gemm_dims *d = &args->dims;
     snprintf(label, sizeof label, "sgemm_ transa='%c' transb='%c' m=%d n=%d k=%d lda=%d ldb=%d ldc=%d",
-             args->trans_a, args->trans_b, args->m, args->n, args->k, args->lda, args->ldb,
-             args->ldc);
-    float c_before[BUFFER_SIZE];
-    memcpy(c_before, buffer_c, sizeof c_before);
+             args->trans_a, args->trans_b, d->m, d->n, d->k, d->lda, d->ldb, d->ldc);
     const float alpha = 1.5f, beta = 0.5f;
-    reset_seen();
+    c_snapshot before;
+    start_invalid_call(&before);
 
-    sgemm_(&args->trans_a, &args->trans_b, &args->m, &args->n, &args->k, &alpha, buffer_a,
-           &args->lda, buffer_b, &args->ldb, &beta, buffer_c, &args->ldc);
+    sgemm_(&args->trans_a, &args->trans_b, &d->m, &d->n, &d->k, &alpha, buffer_a, &d->lda,
+           buffer_b, &d->ldb, &beta, buffer_c, &d->ldc);
 
-    int ok = check(seen.f77_calls == 1, label, "xerbla_ not called exactly once");
-    ok &= check(seen.cblas_calls == 0, label, "cblas_xerbla called for a Fortran error");
+    int ok = check_handler_calls(label, 0, 1);
     snprintf(detail, sizeof detail, "info %d, expected %d", seen.info, info);
     ok &= check(seen.info == info, label, detail);
     snprintf(detail, sizeof detail, "routine '%s' (length %zu), expected 'SGEMM ' (6)",
              seen.routine, seen.routine_len);
     ok &= check(seen.routine_len == 6 && strcmp(seen.routine, "SGEMM ") == 0, label, detail);
     ok &= check(seen.row_major_strg == 0, label, "RowMajorStrg set during a Fortran call");
-    ok &= check(RowMajorStrg == 0, label, "RowMajorStrg not 0 after the call");
-    ok &= check(memcmp(c_before, buffer_c, sizeof c_before) == 0, label, "C was modified");
-    record(ok, label);
+    ok &= check_c_unchanged(&before, label);
+    tb_tally_record(&tally, ok, label);
 }
 
 static int trans_from_char(char c)
@@ -315,6 +344,13 @@ static int trans_from_char(char c)
 
 static void check_f77_each_argument(tb_rng *rng)
 {
+    static const struct {
+        invalid_dim bad;
+        int info;
+    } cases[] = {
+        {NEGATIVE(m), 3}, {NEGATIVE(n), 4}, {NEGATIVE(k), 5},
+        {BELOW_MIN(lda), 8}, {BELOW_MIN(ldb), 10}, {BELOW_MIN(ldc), 13},
+    };
     static const char trans_chars[] = "NTCntc";
     for (int ai = 0; trans_chars[ai] != '\0'; ai++)
         for (int bi = 0; trans_chars[bi] != '\0'; bi++) {
@@ -325,25 +361,11 @@ static void check_f77_each_argument(tb_rng *rng)
             tb_case_set_ld(&gc, 0, 0, 0);
             expect_valid_gemm(&gc, 1, ta, tb, rng);
 
-            const f77_args valid = {ta, tb, gc.m, gc.n, gc.k, gc.lda, gc.ldb, gc.ldc};
-            f77_args args = valid;
-            args.m = -1;
-            expect_f77_error(&args, 3);
-            args = valid;
-            args.n = -1;
-            expect_f77_error(&args, 4);
-            args = valid;
-            args.k = -1;
-            expect_f77_error(&args, 5);
-            args = valid;
-            args.lda = valid.lda - 1;
-            expect_f77_error(&args, 8);
-            args = valid;
-            args.ldb = valid.ldb - 1;
-            expect_f77_error(&args, 10);
-            args = valid;
-            args.ldc = valid.ldc - 1;
-            expect_f77_error(&args, 13);
+            const gemm_dims valid = {gc.m, gc.n, gc.k, gc.lda, gc.ldb, gc.ldc};
+            for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+                const f77_args args = {ta, tb, with_invalid(valid, cases[i].bad)};
+                expect_f77_error(&args, cases[i].info);
+            }
         }
 }
 
@@ -354,30 +376,30 @@ static void check_f77_order(void)
         f77_args args;
         int info;
     } cases[] = {
-        {{'X', 'N', 5, 7, 3, 5, 3, 5}, 1},
-        {{'x', 'N', 5, 7, 3, 5, 3, 5}, 1},
-        {{'A', 'N', 5, 7, 3, 5, 3, 5}, 1},
-        {{' ', 'N', 5, 7, 3, 5, 3, 5}, 1},
-        {{'N', 'Y', 5, 7, 3, 5, 3, 5}, 2},
-        {{'N', 'y', 5, 7, 3, 5, 3, 5}, 2},
-        {{'X', 'Y', 5, 7, 3, 5, 3, 5}, 1},
-        {{'X', 'N', -1, -1, -1, 0, 0, 0}, 1},
-        {{'T', 'Z', -1, 7, 3, 3, 3, 5}, 2},
-        {{'N', 'N', -1, -1, 3, 5, 3, 5}, 3},
-        {{'N', 'N', -1, 7, 3, 0, 3, 5}, 3},
-        {{'N', 'N', 5, -1, -1, 5, 3, 5}, 4},
-        {{'N', 'N', 5, 7, -1, 4, 3, 5}, 5},
-        {{'N', 'N', 5, 7, 3, 4, 2, 5}, 8},
-        {{'N', 'N', 5, 7, 3, 5, 2, 4}, 10},
-        {{'t', 'c', 5, 7, 3, 2, 7, 5}, 8},
-        {{'t', 'c', 5, 7, 3, 3, 6, 5}, 10},
+        {{'X', 'N', {5, 7, 3, 5, 3, 5}}, 1},
+        {{'x', 'N', {5, 7, 3, 5, 3, 5}}, 1},
+        {{'A', 'N', {5, 7, 3, 5, 3, 5}}, 1},
+        {{' ', 'N', {5, 7, 3, 5, 3, 5}}, 1},
+        {{'N', 'Y', {5, 7, 3, 5, 3, 5}}, 2},
+        {{'N', 'y', {5, 7, 3, 5, 3, 5}}, 2},
+        {{'X', 'Y', {5, 7, 3, 5, 3, 5}}, 1},
+        {{'X', 'N', {-1, -1, -1, 0, 0, 0}}, 1},
+        {{'T', 'Z', {-1, 7, 3, 3, 3, 5}}, 2},
+        {{'N', 'N', {-1, -1, 3, 5, 3, 5}}, 3},
+        {{'N', 'N', {-1, 7, 3, 0, 3, 5}}, 3},
+        {{'N', 'N', {5, -1, -1, 5, 3, 5}}, 4},
+        {{'N', 'N', {5, 7, -1, 4, 3, 5}}, 5},
+        {{'N', 'N', {5, 7, 3, 4, 2, 5}}, 8},
+        {{'N', 'N', {5, 7, 3, 5, 2, 4}}, 10},
+        {{'t', 'c', {5, 7, 3, 2, 7, 5}}, 8},
+        {{'t', 'c', {5, 7, 3, 3, 6, 5}}, 10},
         /* checked before any quick return */
-        {{'Q', 'N', 0, 7, 3, 1, 3, 1}, 1},
-        {{'N', 'Q', 0, 0, 0, 1, 1, 1}, 2},
-        {{'N', 'N', 0, 7, 3, 0, 3, 1}, 8},
-        {{'N', 'N', 0, 0, 0, 1, 1, 0}, 13},
-        {{'N', 'N', 5, 7, 0, 5, 0, 5}, 10},
-        {{'N', 'T', 5, 0, 3, 5, 0, 5}, 10},
+        {{'Q', 'N', {0, 7, 3, 1, 3, 1}}, 1},
+        {{'N', 'Q', {0, 0, 0, 1, 1, 1}}, 2},
+        {{'N', 'N', {0, 7, 3, 0, 3, 1}}, 8},
+        {{'N', 'N', {0, 0, 0, 1, 1, 0}}, 13},
+        {{'N', 'N', {5, 7, 0, 5, 0, 5}}, 10},
+        {{'N', 'T', {5, 0, 3, 5, 0, 5}}, 10},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         expect_f77_error(&cases[i].args, cases[i].info);
@@ -399,6 +421,5 @@ int main(void)
     check_f77_each_argument(&rng);
     check_f77_order();
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tb_tally_report(&tally);
 }

@@ -58,9 +58,7 @@ static int run_case(const float *a, int trans_a, const tb_matrix *b, const tb_ma
     const int lda = trans_a ? DEPTH : ROWS;
     const char *name = trans_a ? "Trans A" : "NoTrans A";
     tb_matrix c;
-    tb_matrix_clone(&c, c0);
-    if (beta == 0.0f)
-        tb_matrix_fill_view(&c, NAN); /* must be overwritten unread */
+    tb_start_c(&c, c0, beta);
 
     double start = seconds_now();
     cblas_sgemm(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, ROWS, COLS,
@@ -140,20 +138,13 @@ int main(void)
             c0.data[tb_matrix_index(&c0, i, j)] = input_value(tb_rng_next(&rng));
     }
 
-    int passed = 0, failed = 0;
-    if (run_case(a, 0, &b, &c0, 1.0f, 0.0f, &rng) == 0)
-        passed++;
-    else
-        failed++;
+    tb_tally tally = {0, 0};
+    tb_tally_record(&tally, run_case(a, 0, &b, &c0, 1.0f, 0.0f, &rng) == 0, "NoTrans A");
     /* alpha 2 and beta -1 keep every result an exact integer. */
-    if (run_case(a, 1, &b, &c0, 2.0f, -1.0f, &rng) == 0)
-        passed++;
-    else
-        failed++;
+    tb_tally_record(&tally, run_case(a, 1, &b, &c0, 2.0f, -1.0f, &rng) == 0, "Trans A");
 
     tb_matrix_free(&b);
     tb_matrix_free(&c0);
     free(a);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tb_tally_report(&tally);
 }

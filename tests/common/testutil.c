@@ -1,6 +1,7 @@
 #include "testutil.h"
 
 #include "refblas.h"
+#include "tiledblas.h"
 
 #include <float.h>
 #include <math.h>
@@ -10,6 +11,9 @@
 
 #define SENTINEL_BITS 0x7fc5a5a5u
 #define MAX_REPORTS 5
+
+const int tb_layouts[2] = {TB_ROW_MAJOR, TB_COL_MAJOR};
+const int tb_transposes[3] = {TB_NO_TRANS, TB_TRANS, TB_CONJ_TRANS};
 
 void tb_rng_seed(tb_rng *rng, uint64_t seed)
 {
@@ -198,6 +202,13 @@ void tb_case_describe(const tb_gemm_case *gc, char *buf, size_t size)
              gc->ldc, (double)gc->alpha, (double)gc->beta);
 }
 
+void tb_case_label(const tb_gemm_case *gc, const char *what, char *buf, size_t size)
+{
+    char desc[256];
+    tb_case_describe(gc, desc, sizeof desc);
+    snprintf(buf, size, "%s: %s", what, desc);
+}
+
 void tb_operands_make(tb_gemm_operands *ops, const tb_gemm_case *gc, tb_rng *rng)
 {
     const int row_major = gc->layout == TB_ROW_MAJOR;
@@ -287,8 +298,61 @@ size_t tb_check_case(const tb_gemm_case *gc, const tb_gemm_operands *ops,
     return problems;
 }
 
-int tb_env_forces_gpu(void)
+void tb_call_tiledblas(const tb_gemm_case *gc, const float *a, const float *b, float *c)
+{
+    cblas_sgemm((CBLAS_LAYOUT)gc->layout, (CBLAS_TRANSPOSE)gc->trans_a,
+                (CBLAS_TRANSPOSE)gc->trans_b, gc->m, gc->n, gc->k, gc->alpha, a, gc->lda, b,
+                gc->ldb, gc->beta, c, gc->ldc);
+}
+
+void tb_start_c(tb_matrix *c, const tb_matrix *c0, float beta)
+{
+    tb_matrix_clone(c, c0);
+    if (beta == 0.0f)
+        tb_matrix_fill_view(c, NAN);
+}
+
+size_t tb_run_and_check(const tb_gemm_case *gc, const tb_gemm_operands *ops, tb_matrix *got,
+                        const char *label)
+{
+    tb_matrix ref;
+    tb_call_tiledblas(gc, ops->a.data, ops->b.data, got->data);
+    tb_run_reference(gc, ops, &ref);
+    size_t problems = tb_check_case(gc, ops, got, &ref, label);
+    tb_matrix_free(&ref);
+    return problems;
+}
+
+size_t tb_run_case(const tb_gemm_case *gc, const tb_gemm_operands *ops, const char *label)
+{
+    tb_matrix got;
+    tb_start_c(&got, &ops->c0, gc->beta);
+    size_t problems = tb_run_and_check(gc, ops, &got, label);
+    tb_matrix_free(&got);
+    return problems;
+}
+
+void tb_tally_record(tb_tally *tally, int ok, const char *label)
+{
+    if (ok) {
+        tally->passed++;
+    } else {
+        tally->failed++;
+        fprintf(stderr, "  in case: %s\n", label);
+    }
+}
+
+int tb_tally_report(const tb_tally *tally)
+{
+    printf("%d passed, %d failed\n", tally->passed, tally->failed);
+    return tally->failed == 0 ? 0 : 1;
+}
+
+void tb_skip_if_forced_gpu_missing(void)
 {
     const char *device = getenv("TILEDBLAS_DEVICE");
-    return device != NULL && strcmp(device, "gpu") == 0;
+    if (device != NULL && strcmp(device, "gpu") == 0 && !tiledblas_gpu_available()) {
+        printf("SKIP: TILEDBLAS_DEVICE=gpu but no usable GPU\n");
+        exit(77);
+    }
 }

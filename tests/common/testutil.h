@@ -1,6 +1,7 @@
 /*
  * Shared test machinery: a seeded generator, matrices stored with padding and
- * guard zones full of a sentinel NaN, and the element-wise SGEMM error check
+ * guard zones full of a sentinel NaN, the call under test (tiledblas's
+ * cblas_sgemm), a pass/fail tally and the element-wise SGEMM error check
  *     |C - C_ref| <= TB_BOUND_FACTOR * (K + 2) * FLT_EPSILON
  *                    * (|alpha| * (|op(A)| |op(B)|)_ij + |beta| * |C0_ij|).
  * Layout and transpose values are the CBLAS ones (101/102, 111/112/113).
@@ -16,6 +17,10 @@
 #define TB_NO_TRANS 111
 #define TB_TRANS 112
 #define TB_CONJ_TRANS 113
+
+/* Every layout and transpose, in the order the tests loop over them. */
+extern const int tb_layouts[2];
+extern const int tb_transposes[3];
 
 /* Sentinel elements placed before and after every stored block. */
 #define TB_GUARD 16
@@ -76,6 +81,8 @@ typedef struct tb_gemm_case {
 void tb_case_set_ld(tb_gemm_case *gc, int pad_a, int pad_b, int pad_c);
 /* "RowMajor T N m=.. n=.. k=.. lda=.. ldb=.. ldc=.. alpha=.. beta=.." */
 void tb_case_describe(const tb_gemm_case *gc, char *buf, size_t size);
+/* "WHAT: " and the description above. */
+void tb_case_label(const tb_gemm_case *gc, const char *what, char *buf, size_t size);
 
 /* Random inputs for a case and what the checks need; alpha and beta may change later. */
 typedef struct tb_gemm_operands {
@@ -98,7 +105,29 @@ void tb_run_reference(const tb_gemm_case *gc, const tb_gemm_operands *ops, tb_ma
 size_t tb_check_case(const tb_gemm_case *gc, const tb_gemm_operands *ops,
                      const tb_matrix *got, const tb_matrix *ref, const char *label);
 
-/* TILEDBLAS_DEVICE=gpu in the environment: the run is meaningless without a GPU. */
-int tb_env_forces_gpu(void);
+/* tiledblas's cblas_sgemm on the case, with A, B and C at the given addresses. */
+void tb_call_tiledblas(const tb_gemm_case *gc, const float *a, const float *b, float *c);
+
+/* c (allocated here) = c0, but all NaN in the view if beta == 0: C must be written unread. */
+void tb_start_c(tb_matrix *c, const tb_matrix *c0, float beta);
+
+/* Calls tiledblas with C = got, then tb_check_case against the reference. */
+size_t tb_run_and_check(const tb_gemm_case *gc, const tb_gemm_operands *ops, tb_matrix *got,
+                        const char *label);
+/* The same with C started by tb_start_c: one whole case on host memory. */
+size_t tb_run_case(const tb_gemm_case *gc, const tb_gemm_operands *ops, const char *label);
+
+/* Cases passed and failed. */
+typedef struct tb_tally {
+    int passed, failed;
+} tb_tally;
+
+/* Counts a case; a failed one also prints its label, after the check's own messages. */
+void tb_tally_record(tb_tally *tally, int ok, const char *label);
+/* Prints "N passed, M failed"; returns the exit status, 0 when nothing failed. */
+int tb_tally_report(const tb_tally *tally);
+
+/* TILEDBLAS_DEVICE=gpu without a usable GPU makes the run meaningless: exits 77 (skipped). */
+void tb_skip_if_forced_gpu_missing(void);
 
 #endif /* TB_TESTUTIL_H */
