@@ -85,13 +85,11 @@ static int64_t panel_width(const tb_call *call)
     return width < fits ? width : fits;
 }
 
-/* Below this many flops one copy-compute-copy round beats the pipeline's set-up (1024^3 did). */
-#define MIN_FLOPS 4e9
-
 int tb_pipeline_suits(const tb_call *call)
 {
     const int64_t width = panel_width(call);
-    return 2.0 * call->m * call->n * call->k >= MIN_FLOPS && width >= MIN_PANEL && call->n >= 2 * width;
+    return 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops &&
+           width >= MIN_PANEL && call->n >= 2 * width;
 }
 
 /* Where panel j0..j0+cols of op(B) is stored, and as how many rows and columns. */

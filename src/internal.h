@@ -45,6 +45,7 @@ typedef struct tb_config {
     int kernel;           /* tb_kernel_id */
     double gpu_min_flops; /* auto: smallest 2*m*n*k sent to the GPU */
     double gpu_min_intensity; /* auto: smallest flops per byte crossing the bus */
+    double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
     int pinned_mb;        /* cap on pinned staging memory */
     int copy_threads;     /* host copy threads; 0: half the CPUs */
 } tb_config;
