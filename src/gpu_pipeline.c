@@ -1,8 +1,9 @@
 /*
  * The pipelined GPU path for operands in host memory.
  *
- * op(A) goes to the device once; C is computed in panels of columns. While the
- * kernel works on panel p, the host copies B's panel p+1 (and C's, when
+ * op(A) goes to the device once, in blocks of rows whose kernels for the first
+ * panel start as each block lands; C is computed in panels of columns. While
+ * the kernel works on panel p, the host copies B's panel p+1 (and C's, when
  * beta != 0) from the caller's pageable memory into pinned staging with a pool
  * of threads, the copy engines move staged panels in and finished panels out,
  * and the host copies panel p-1 of C from pinned staging into the caller's C.
@@ -28,7 +29,7 @@ typedef struct {
     cudaEvent_t staged[SLOTS];   /* the slot's pinned input has been copied to the device */
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
-    cudaEvent_t a_ready;
+    cudaEvent_t a_staged[SLOTS]; /* the slot's block of A has been copied to the device */
     float *pinned; /* SLOTS x (input region, output region) */
     size_t pinned_floats;
     int ready;
@@ -41,13 +42,13 @@ static cudaError_t create_resources(pipeline *p)
     cudaError_t status;
     if ((status = cudaStreamCreateWithFlags(&p->h2d, cudaStreamNonBlocking)) != cudaSuccess ||
         (status = cudaStreamCreateWithFlags(&p->compute, cudaStreamNonBlocking)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&p->d2h, cudaStreamNonBlocking)) != cudaSuccess ||
-        (status = cudaEventCreateWithFlags(&p->a_ready, cudaEventDisableTiming)) != cudaSuccess)
+        (status = cudaStreamCreateWithFlags(&p->d2h, cudaStreamNonBlocking)) != cudaSuccess)
         return status;
     for (int s = 0; s < SLOTS; s++)
         if ((status = cudaEventCreateWithFlags(&p->staged[s], cudaEventDisableTiming)) != cudaSuccess ||
             (status = cudaEventCreateWithFlags(&p->computed[s], cudaEventDisableTiming)) != cudaSuccess ||
-            (status = cudaEventCreateWithFlags(&p->drained[s], cudaEventDisableTiming)) != cudaSuccess)
+            (status = cudaEventCreateWithFlags(&p->drained[s], cudaEventDisableTiming)) != cudaSuccess ||
+            (status = cudaEventCreateWithFlags(&p->a_staged[s], cudaEventDisableTiming)) != cudaSuccess)
             return status;
     p->ready = 1;
     return cudaSuccess;
@@ -88,43 +89,147 @@ static int64_t panel_width(const tb_call *call)
 int tb_pipeline_suits(const tb_call *call)
 {
     const int64_t width = panel_width(call);
+    /* A's blocks of rows must be tall enough for a kernel (they share a C panel's staging),
+     * and their upload uses m as a copy pitch, which the copy engines limit. */
     return 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops &&
-           width >= MIN_PANEL && call->n >= 2 * width;
+           width >= MIN_PANEL && call->n >= 2 * width && width * call->m >= MIN_PANEL * (int64_t)call->k &&
+           call->m < (1 << 28);
 }
 
-/* Where panel j0..j0+cols of op(B) is stored, and as how many rows and columns. */
-static const float *b_panel(const tb_call *call, int64_t j0, int64_t cols, int64_t *rows_out,
-                            int64_t *cols_out)
+/* Everything one call's panels share. */
+typedef struct {
+    pipeline *p;
+    const tb_call *call;
+    int kernel;
+    int with_c;
+    int64_t width;
+    tb_gemm_args args; /* device operands; m, n, a, b, c set per launch */
+    float *a_dev, *b_dev[SLOTS], *c_dev[SLOTS];
+    float *b_pin[SLOTS], *c_in_pin[SLOTS], *c_out_pin[SLOTS];
+} run_state;
+
+static int64_t panel_cols(const run_state *r, int64_t q)
 {
-    *rows_out = call->trans_b ? cols : call->k;
-    *cols_out = call->trans_b ? call->k : cols;
-    return call->trans_b ? call->b + j0 : call->b + j0 * call->ldb;
+    const int64_t j0 = q * r->width;
+    return r->call->n - j0 < r->width ? r->call->n - j0 : r->width;
+}
+
+/* Host copy of panel q's B (and C) into its slot's pinned input, then the DMA to the device. */
+static cudaError_t stage_panel(run_state *r, int64_t q)
+{
+    const tb_call *call = r->call;
+    pipeline *p = r->p;
+    const int s = (int)(q % SLOTS);
+    const int64_t j0 = q * r->width, cols = panel_cols(r, q), m = call->m;
+    /* op(B)'s panel is stored k x cols, or cols x k when B is transposed. */
+    const int64_t b_rows = call->trans_b ? cols : call->k, b_cols = call->trans_b ? call->k : cols;
+    const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb;
+    cudaError_t status;
+    /* The slot's pinned input is free once its previous DMA is done. */
+    if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
+        return status;
+    tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
+    if (r->with_c)
+        tb_host_copy(r->c_in_pin[s], m, call->c + j0 * call->ldc, call->ldc, m, cols);
+    /* The slot's device panels are free once its previous kernel and drain are done. */
+    if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
+        (status = cudaStreamWaitEvent(p->h2d, p->drained[s], 0)) != cudaSuccess ||
+        (status = cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
+                                  cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
+        return status;
+    if (r->with_c && (status = cudaMemcpyAsync(r->c_dev[s], r->c_in_pin[s], (size_t)(m * cols) * sizeof(float),
+                                               cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
+        return status;
+    return cudaEventRecord(p->staged[s], p->h2d);
+}
+
+/* The kernel for rows r0..r0+rows of panel q, once its inputs are on the device. */
+static cudaError_t compute_rows(run_state *r, int64_t q, int64_t r0, int64_t rows)
+{
+    pipeline *p = r->p;
+    const int s = (int)(q % SLOTS);
+    const tb_call *call = r->call;
+    tb_gemm_args *args = &r->args;
+    args->m = rows;
+    args->n = panel_cols(r, q);
+    /* op(A)'s rows r0.. are rows of the stored A, or its columns when transposed. */
+    args->a = r->a_dev + (call->trans_a ? r0 * call->k : r0);
+    args->b = r->b_dev[s];
+    args->ldb = call->trans_b ? args->n : call->k;
+    args->c = r->c_dev[s] + r0;
+    cudaError_t status;
+    if ((status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
+        (status = cudaStreamWaitEvent(p->compute, p->drained[s], 0)) != cudaSuccess)
+        return status;
+    return tb_kernel_launch(r->kernel, args, p->compute);
+}
+
+/* Panel q's C from the device into its slot's pinned output. */
+static cudaError_t drain_panel(run_state *r, int64_t q)
+{
+    pipeline *p = r->p;
+    const int s = (int)(q % SLOTS);
+    cudaError_t status;
+    /* The pinned output was emptied by finish_panel(q - SLOTS), which ran before this. */
+    if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
+        (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess ||
+        (status = cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s],
+                                  (size_t)(r->call->m * panel_cols(r, q)) * sizeof(float),
+                                  cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess)
+        return status;
+    return cudaEventRecord(p->drained[s], p->d2h);
+}
+
+/* Panel q's C from pinned memory into the caller's C: from here on it is final. */
+static cudaError_t finish_panel(run_state *r, int64_t q)
+{
+    const int s = (int)(q % SLOTS);
+    const tb_call *call = r->call;
+    cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
+    if (status == cudaSuccess)
+        tb_host_copy(call->c + q * r->width * call->ldc, call->ldc, r->c_out_pin[s], call->m,
+                     call->m, panel_cols(r, q));
+    return status;
 }
 
 /*
- * Uploads op(A)'s storage in column chunks through the staging slots: the host
- * copy of chunk i+1 overlaps the DMA of chunk i.
+ * Panel 0 with op(A) arriving in blocks of rows: each block goes through a
+ * staging buffer (the slots' pinned outputs, unused until the first drain) and
+ * its kernel starts as soon as it lands, so the upload of A overlaps compute.
  */
-static cudaError_t upload_a(pipeline *p, const tb_call *call, float *a_dev, size_t slot_floats)
+static cudaError_t first_panel(run_state *r)
 {
-    const int64_t rows = call->trans_a ? call->k : call->m, cols = call->trans_a ? call->m : call->k;
-    int64_t chunk = (int64_t)slot_floats / rows;
-    chunk = chunk < 1 ? 1 : chunk;
-    cudaError_t status = cudaSuccess;
-    for (int64_t j0 = 0, i = 0; j0 < cols && status == cudaSuccess; j0 += chunk, i++) {
+    const tb_call *call = r->call;
+    pipeline *p = r->p;
+    const int64_t m = call->m, k = call->k;
+    cudaError_t status = stage_panel(r, 0);
+    if (status != cudaSuccess)
+        return status;
+    int64_t block = m * r->width / k; /* rows of op(A) that fit one pinned output */
+    block = block < 1 ? 1 : block > m ? m : block;
+    for (int64_t r0 = 0, i = 0; r0 < m; r0 += block, i++) {
         const int s = (int)(i % SLOTS);
-        const int64_t width = cols - j0 < chunk ? cols - j0 : chunk;
-        float *stage = p->pinned + (size_t)s * slot_floats;
-        if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
-            break;
-        tb_host_copy(stage, rows, call->a + j0 * call->lda, call->lda, rows, width);
-        if ((status = cudaMemcpyAsync(a_dev + j0 * rows, stage, (size_t)(rows * width) * sizeof(float),
-                                      cudaMemcpyHostToDevice, p->h2d)) == cudaSuccess)
-            status = cudaEventRecord(p->staged[s], p->h2d);
+        const int64_t rows = m - r0 < block ? m - r0 : block;
+        float *stage = r->c_out_pin[s];
+        if ((status = cudaEventSynchronize(p->a_staged[s])) != cudaSuccess)
+            return status;
+        if (call->trans_a) { /* op(A)'s rows are whole columns of the stored k x m A */
+            tb_host_copy(stage, k, call->a + r0 * call->lda, call->lda, k, rows);
+            status = cudaMemcpyAsync(r->a_dev + r0 * k, stage, (size_t)(k * rows) * sizeof(float),
+                                     cudaMemcpyHostToDevice, p->h2d);
+        } else { /* a band of rows of the stored m x k A, all k columns */
+            tb_host_copy(stage, rows, call->a + r0, call->lda, rows, k);
+            status = cudaMemcpy2DAsync(r->a_dev + r0, (size_t)m * sizeof(float), stage,
+                                       (size_t)rows * sizeof(float), (size_t)rows * sizeof(float),
+                                       (size_t)k, cudaMemcpyHostToDevice, p->h2d);
+        }
+        if (status != cudaSuccess ||
+            (status = cudaEventRecord(p->a_staged[s], p->h2d)) != cudaSuccess ||
+            (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess ||
+            (status = compute_rows(r, 0, r0, rows)) != cudaSuccess)
+            return status;
     }
-    if (status == cudaSuccess)
-        status = cudaEventRecord(p->a_ready, p->h2d);
-    return status;
+    return drain_panel(r, 0);
 }
 
 cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_cols)
@@ -136,97 +241,48 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_col
         return status;
 
     const int64_t m = call->m, n = call->n, k = call->k;
-    const int with_c = call->beta != 0.0f;
-    const int64_t width = panel_width(call);
-    const int64_t panels = (n + width - 1) / width;
+    run_state r = {.p = p, .call = call, .kernel = kernel, .with_c = call->beta != 0.0f,
+                   .width = panel_width(call)};
+    const int64_t width = r.width, panels = (n + width - 1) / width;
 
     /* Pinned: per slot an input region (B panel, then C panel) and an output region (C panel). */
-    const size_t in_floats = (size_t)(k * width + (with_c ? m * width : 0));
+    const size_t in_floats = (size_t)(k * width + (r.with_c ? m * width : 0));
     const size_t slot_floats = in_floats + (size_t)(m * width);
     if ((status = ensure_pinned(p, SLOTS * slot_floats)) != cudaSuccess)
         return status;
 
     /* Device: op(A) whole, then per slot a B panel and a C panel, then the kernel's scratch. */
-    tb_gemm_args args = {.trans_a = call->trans_a, .trans_b = call->trans_b,
-                         .m = m, .n = width, .k = k, .alpha = call->alpha, .beta = call->beta};
-    const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
-    const size_t a_floats = (size_t)(m * k);
-    const size_t panel_floats = (size_t)(k * width + m * width);
+    r.args = (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = m, .n = width,
+                            .k = k, .alpha = call->alpha, .beta = call->beta,
+                            .lda = call->trans_a ? k : m, .ldc = m};
+    const int64_t scratch = tb_kernel_workspace_floats(kernel, &r.args);
+    const size_t a_floats = (size_t)(m * k), panel_floats = (size_t)(k * width + m * width);
     float *device;
     if ((status = tb_gpu_workspace(a_floats + SLOTS * panel_floats + (size_t)scratch, &device)) != cudaSuccess)
         return status;
-    float *const a_dev = device;
-    float *b_dev[SLOTS], *c_dev[SLOTS], *b_pin[SLOTS], *c_in_pin[SLOTS], *c_out_pin[SLOTS];
+    r.a_dev = device;
     for (int s = 0; s < SLOTS; s++) {
-        b_dev[s] = a_dev + a_floats + (size_t)s * panel_floats;
-        c_dev[s] = b_dev[s] + k * width;
-        b_pin[s] = p->pinned + (size_t)s * slot_floats;
-        c_in_pin[s] = b_pin[s] + k * width;
-        c_out_pin[s] = b_pin[s] + in_floats;
+        r.b_dev[s] = device + a_floats + (size_t)s * panel_floats;
+        r.c_dev[s] = r.b_dev[s] + k * width;
+        r.b_pin[s] = p->pinned + (size_t)s * slot_floats;
+        r.c_in_pin[s] = r.b_pin[s] + k * width;
+        r.c_out_pin[s] = r.b_pin[s] + in_floats;
     }
-    args.workspace = a_dev + a_floats + SLOTS * panel_floats;
-    args.workspace_floats = scratch;
-    args.a = a_dev;
-    args.lda = call->trans_a ? k : m;
+    r.args.workspace = device + a_floats + SLOTS * panel_floats;
+    r.args.workspace_floats = scratch;
 
-    if ((status = upload_a(p, call, a_dev, slot_floats)) != cudaSuccess)
-        return status;
-
-    /* Panel q: stage in (host copy, DMA), compute, drain into pinned; C reaches the caller in finish. */
-    int64_t q_finished = 0;
-    for (int64_t q = 0; q <= panels && status == cudaSuccess; q++) {
-        if (q < panels) {
-            const int s = (int)(q % SLOTS);
-            const int64_t j0 = q * width, cols = n - j0 < width ? n - j0 : width;
-            int64_t b_rows, b_cols;
-            const float *b_src = b_panel(call, j0, cols, &b_rows, &b_cols);
-            /* The slot's pinned input is free once its previous DMA is done. */
-            if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
-                break;
-            tb_host_copy(b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-            if (with_c)
-                tb_host_copy(c_in_pin[s], m, call->c + j0 * call->ldc, call->ldc, m, cols);
-            /* The slot's device panels are free once its previous kernel and drain are done. */
-            if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
-                (status = cudaStreamWaitEvent(p->h2d, p->drained[s], 0)) != cudaSuccess ||
-                (status = cudaMemcpyAsync(b_dev[s], b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
-                                          cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess ||
-                (with_c && (status = cudaMemcpyAsync(c_dev[s], c_in_pin[s], (size_t)(m * cols) * sizeof(float),
-                                                     cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess) ||
-                (status = cudaEventRecord(p->staged[s], p->h2d)) != cudaSuccess)
-                break;
-
-            args.n = cols;
-            args.b = b_dev[s];
-            args.ldb = b_rows;
-            args.c = c_dev[s];
-            args.ldc = m;
-            if ((status = cudaStreamWaitEvent(p->compute, p->a_ready, 0)) != cudaSuccess ||
-                (status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
-                (status = cudaStreamWaitEvent(p->compute, p->drained[s], 0)) != cudaSuccess ||
-                (status = tb_kernel_launch(kernel, &args, p->compute)) != cudaSuccess ||
-                (status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess)
-                break;
-
-            /* The pinned output was emptied by finish(q - SLOTS), which ran before this. */
-            if ((status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess ||
-                (status = cudaMemcpyAsync(c_out_pin[s], c_dev[s], (size_t)(m * cols) * sizeof(float),
-                                          cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess ||
-                (status = cudaEventRecord(p->drained[s], p->d2h)) != cudaSuccess)
-                break;
-        }
-        /* finish(q - 1): the previous panel, while the GPU works on this one. */
-        if (q >= 1) {
-            const int64_t f = q - 1;
-            const int s = (int)(f % SLOTS);
-            const int64_t j0 = f * width, cols = n - j0 < width ? n - j0 : width;
-            if ((status = cudaEventSynchronize(p->drained[s])) != cudaSuccess)
-                break;
-            tb_host_copy(call->c + j0 * call->ldc, call->ldc, c_out_pin[s], m, m, cols);
-            q_finished = f + 1;
-        }
+    /* While the GPU works on panel q, the host stages panel q+1 and finishes panel q-1. */
+    int64_t finished = 0;
+    status = first_panel(&r);
+    for (int64_t q = 1; q <= panels && status == cudaSuccess; q++) {
+        if (q < panels && ((status = stage_panel(&r, q)) != cudaSuccess ||
+                           (status = compute_rows(&r, q, 0, m)) != cudaSuccess ||
+                           (status = drain_panel(&r, q)) != cudaSuccess))
+            break;
+        if ((status = finish_panel(&r, q - 1)) == cudaSuccess)
+            finished = q;
     }
-    *done_cols = q_finished * width < n ? q_finished * width : n;
+    *done_cols = finished * width < n ? finished * width : n;
     if (status != cudaSuccess)
         cudaDeviceSynchronize(); /* nothing may still write the staging when the caller moves on */
     return status;

@@ -40,10 +40,20 @@ static struct {
     .done = PTHREAD_COND_INITIALIZER,
 };
 
-/* Part `part` of `parts`: whole columns when there are enough, else slices of each column. */
+/*
+ * Part `part` of `parts`: one contiguous range when both blocks are dense (large
+ * memcpys use streaming stores), else whole columns when there are enough, else
+ * slices of each column.
+ */
 static void copy_part(const copy_job *job, int part, int parts)
 {
     const size_t elem = sizeof(float);
+    if (job->src_ld == job->rows && job->dst_ld == job->rows) {
+        const int64_t total = job->rows * job->cols;
+        const int64_t e0 = total * part / parts, e1 = total * (part + 1) / parts;
+        memcpy(job->dst + e0, job->src + e0, (size_t)(e1 - e0) * elem);
+        return;
+    }
     if (job->cols >= parts) {
         const int64_t c0 = job->cols * part / parts, c1 = job->cols * (part + 1) / parts;
         for (int64_t j = c0; j < c1; j++)
