@@ -1,8 +1,8 @@
 /*
  * The pipelined GPU path for operands in host memory.
  *
- * op(A) goes to the device once, in blocks of rows whose kernels for the first
- * panel start as each block lands; C is computed in panels of columns. While
+ * op(A) goes to the device once, in pieces whose kernels for the first panel
+ * start as each piece lands; C is computed in panels of columns. While
  * the kernel works on panel p, the host copies B's panel p+1 (and C's, when
  * beta != 0) from the caller's pageable memory into pinned staging with a pool
  * of threads, the copy engines move staged panels in and finished panels out,
@@ -29,7 +29,7 @@ typedef struct {
     cudaEvent_t staged[SLOTS];   /* the slot's pinned input has been copied to the device */
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
-    cudaEvent_t a_staged[SLOTS]; /* the slot's block of A has been copied to the device */
+    cudaEvent_t a_staged[SLOTS]; /* the slot's piece of A has been copied to the device */
     float *pinned; /* SLOTS x (input region, output region) */
     size_t pinned_floats;
     int ready;
@@ -89,11 +89,11 @@ static int64_t panel_width(const tb_call *call)
 int tb_pipeline_suits(const tb_call *call)
 {
     const int64_t width = panel_width(call);
-    /* A's blocks of rows must be tall enough for a kernel (they share a C panel's staging),
-     * and their upload uses m as a copy pitch, which the copy engines limit. */
+    /* The pieces of A that the first panel's kernels start on (they share a C panel's
+     * staging) must be big enough for a kernel: MIN_PANEL rows, or MIN_PANEL steps of K. */
+    const int64_t per_piece = call->trans_a ? (int64_t)call->k : (int64_t)call->m;
     return 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops &&
-           width >= MIN_PANEL && call->n >= 2 * width && width * call->m >= MIN_PANEL * (int64_t)call->k &&
-           call->m < (1 << 28);
+           width >= MIN_PANEL && call->n >= 2 * width && width * call->m >= MIN_PANEL * per_piece;
 }
 
 /* Everything one call's panels share. */
@@ -143,19 +143,27 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
     return cudaEventRecord(p->staged[s], p->h2d);
 }
 
-/* The kernel for rows r0..r0+rows of panel q, once its inputs are on the device. */
-static cudaError_t compute_rows(run_state *r, int64_t q, int64_t r0, int64_t rows)
+/*
+ * The kernel for rows r0.. (rows of them) of panel q over k0.. (depth of them),
+ * once its inputs are on the device; beta is the call's for the first piece of
+ * a sum over K and 1 for the pieces that add to it.
+ */
+static cudaError_t compute_piece(run_state *r, int64_t q, int64_t r0, int64_t rows, int64_t k0,
+                                 int64_t depth, float beta)
 {
     pipeline *p = r->p;
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
     tb_gemm_args *args = &r->args;
+    const int64_t m = call->m, k = call->k, cols = panel_cols(r, q);
     args->m = rows;
-    args->n = panel_cols(r, q);
-    /* op(A)'s rows r0.. are rows of the stored A, or its columns when transposed. */
-    args->a = r->a_dev + (call->trans_a ? r0 * call->k : r0);
-    args->b = r->b_dev[s];
-    args->ldb = call->trans_b ? args->n : call->k;
+    args->n = cols;
+    args->k = depth;
+    args->beta = beta;
+    /* op(A) is stored k x m (transposed) or m x k on the device; its B panel k x cols or cols x k. */
+    args->a = r->a_dev + (call->trans_a ? k0 + r0 * k : r0 + k0 * m);
+    args->b = r->b_dev[s] + (call->trans_b ? k0 * cols : k0);
+    args->ldb = call->trans_b ? cols : k;
     args->c = r->c_dev[s] + r0;
     cudaError_t status;
     if ((status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
@@ -193,9 +201,11 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
 }
 
 /*
- * Panel 0 with op(A) arriving in blocks of rows: each block goes through a
- * staging buffer (the slots' pinned outputs, unused until the first drain) and
- * its kernel starts as soon as it lands, so the upload of A overlaps compute.
+ * Panel 0 with op(A) arriving in pieces that are contiguous in its storage:
+ * blocks of rows when A is transposed (whole stored columns), slices of K
+ * otherwise. Each piece goes through a staging buffer (the slots' pinned
+ * outputs, unused until the first drain) and its kernel starts as soon as it
+ * lands, so the upload of A overlaps compute; slices of K add up in C.
  */
 static cudaError_t first_panel(run_state *r)
 {
@@ -205,28 +215,27 @@ static cudaError_t first_panel(run_state *r)
     cudaError_t status = stage_panel(r, 0);
     if (status != cudaSuccess)
         return status;
-    int64_t block = m * r->width / k; /* rows of op(A) that fit one pinned output */
-    block = block < 1 ? 1 : block > m ? m : block;
-    for (int64_t r0 = 0, i = 0; r0 < m; r0 += block, i++) {
+    /* A piece fills one pinned output (m x width floats) at most. */
+    const int64_t extent = call->trans_a ? m : k, per_unit = call->trans_a ? k : m;
+    int64_t piece = m * r->width / per_unit;
+    piece = piece < 1 ? 1 : piece > extent ? extent : piece;
+    for (int64_t x0 = 0, i = 0; x0 < extent; x0 += piece, i++) {
         const int s = (int)(i % SLOTS);
-        const int64_t rows = m - r0 < block ? m - r0 : block;
+        const int64_t units = extent - x0 < piece ? extent - x0 : piece;
         float *stage = r->c_out_pin[s];
+        /* Stored columns x0.. of A: k x units (transposed) or m x units, dense on the device. */
         if ((status = cudaEventSynchronize(p->a_staged[s])) != cudaSuccess)
             return status;
-        if (call->trans_a) { /* op(A)'s rows are whole columns of the stored k x m A */
-            tb_host_copy(stage, k, call->a + r0 * call->lda, call->lda, k, rows);
-            status = cudaMemcpyAsync(r->a_dev + r0 * k, stage, (size_t)(k * rows) * sizeof(float),
-                                     cudaMemcpyHostToDevice, p->h2d);
-        } else { /* a band of rows of the stored m x k A, all k columns */
-            tb_host_copy(stage, rows, call->a + r0, call->lda, rows, k);
-            status = cudaMemcpy2DAsync(r->a_dev + r0, (size_t)m * sizeof(float), stage,
-                                       (size_t)rows * sizeof(float), (size_t)rows * sizeof(float),
-                                       (size_t)k, cudaMemcpyHostToDevice, p->h2d);
-        }
-        if (status != cudaSuccess ||
+        tb_host_copy(stage, per_unit, call->a + x0 * call->lda, call->lda, per_unit, units);
+        if ((status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage,
+                                      (size_t)(per_unit * units) * sizeof(float),
+                                      cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess ||
             (status = cudaEventRecord(p->a_staged[s], p->h2d)) != cudaSuccess ||
-            (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess ||
-            (status = compute_rows(r, 0, r0, rows)) != cudaSuccess)
+            (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess)
+            return status;
+        status = call->trans_a ? compute_piece(r, 0, x0, units, 0, k, call->beta)
+                               : compute_piece(r, 0, 0, m, x0, units, x0 == 0 ? call->beta : 1.0f);
+        if (status != cudaSuccess)
             return status;
     }
     return drain_panel(r, 0);
@@ -276,7 +285,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_col
     status = first_panel(&r);
     for (int64_t q = 1; q <= panels && status == cudaSuccess; q++) {
         if (q < panels && ((status = stage_panel(&r, q)) != cudaSuccess ||
-                           (status = compute_rows(&r, q, 0, m)) != cudaSuccess ||
+                           (status = compute_piece(&r, q, 0, m, 0, k, call->beta)) != cudaSuccess ||
                            (status = drain_panel(&r, q)) != cudaSuccess))
             break;
         if ((status = finish_panel(&r, q - 1)) == cudaSuccess)
