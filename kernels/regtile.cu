@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
     const auto k_room = [&](int t) { return min(BK, k - t * BK); };
 
     float acc[S::TM][S::TN] = {};
-    const int k_tiles = (k + BK - 1) / BK;
+    const int k_tiles = (int)(((int64_t)k + BK - 1) / BK);
     if (k_tiles > 0) {
         a_tile.load(k_room(0));
         b_tile.load(k_room(0));

@@ -6,6 +6,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static struct {
     char name[512];
 } backend;
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+static atomic_int backend_resolved;
 
 static int is_ours(void *symbol)
 {
@@ -54,7 +56,7 @@ static int use_library(const char *soname)
     return 0;
 }
 
-static void resolve_backend(void)
+static void find_backend(void)
 {
     if (use_symbol(dlsym(RTLD_NEXT, "sgemm_"), "sgemm_"))
         return;
@@ -74,10 +76,21 @@ static void resolve_backend(void)
     tb_warn("no CPU BLAS found (libopenblas.so.0, libblas.so.3); using the slow built-in loop");
 }
 
+static void resolve_backend(void)
+{
+    find_backend();
+    atomic_store(&backend_resolved, 1);
+}
+
 const char *tb_cpu_backend_name(void)
 {
     pthread_once(&backend_once, resolve_backend);
     return backend.name;
+}
+
+const char *tb_cpu_backend_if_resolved(void)
+{
+    return atomic_load(&backend_resolved) ? backend.name : NULL;
 }
 
 /* Reference loop, accumulated in double; only runs when no CPU BLAS exists. */

@@ -6,7 +6,9 @@
  * pipelined path instead (gpu_pipeline.c). Nothing here runs before the first
  * GPU-eligible call.
  */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -35,6 +37,15 @@ static void disable(const char *what, cudaError_t status)
     atomic_store(&gpu.usable, 0);
 }
 
+/* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&gpu.lock, NULL);
+    if (atomic_load(&gpu.usable))
+        snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
+    atomic_store(&gpu.usable, 0);
+}
+
 static void init_gpu(void)
 {
     int count = 0;
@@ -56,6 +67,7 @@ static void init_gpu(void)
         return;
     }
     gpu.max_pitch = (size_t)pitch;
+    pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store(&gpu.usable, 1);
 }
 
@@ -92,18 +104,47 @@ int tb_process_has_cuda(void)
     return 1;
 }
 
-tb_mem_kind tb_gpu_mem_kind(const void *p)
+/*
+ * The driver's own entry points, from the libcuda.so.1 the process has loaded:
+ * they answer where our runtime cannot start (a driver older than it), create
+ * no context, and save and restore the application's current context.
+ */
+static struct {
+    pthread_once_t once;
+    CUresult (*pointer_attribute)(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+    CUresult (*get_current)(CUcontext *context);
+    CUresult (*set_current)(CUcontext context);
+} driver = {.once = PTHREAD_ONCE_INIT};
+
+static void find_driver(void)
 {
-    if (!p || !tb_gpu_usable())
+    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return;
+    *(void **)&driver.pointer_attribute = dlsym(handle, "cuPointerGetAttribute");
+    *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
+    *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
+}
+
+tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
+{
+    pthread_once(&driver.once, find_driver);
+    unsigned int type = 0, managed = 0;
+    const CUdeviceptr address = (CUdeviceptr)(uintptr_t)p;
+    /* An error means a pointer the driver does not know: plain host memory. */
+    if (!p || !driver.pointer_attribute ||
+        driver.pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) != CUDA_SUCCESS ||
+        driver.pointer_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address) != CUDA_SUCCESS ||
+        driver.pointer_attribute(device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) != CUDA_SUCCESS)
         return TB_MEM_HOST;
-    struct cudaPointerAttributes attributes;
-    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
-        cudaGetLastError(); /* not a pointer CUDA knows: plain host memory */
-        return TB_MEM_HOST;
-    }
-    return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged
-               ? TB_MEM_DEVICE
-               : TB_MEM_HOST;
+    if (managed)
+        return TB_MEM_MANAGED;
+    return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : TB_MEM_HOST;
+}
+
+int tb_gpu_device(void)
+{
+    return gpu.device;
 }
 
 /* A column-major rows x cols operand and where its device copy goes. */
@@ -246,6 +287,11 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols)
 {
     pthread_mutex_lock(&gpu.lock);
+    /* The application's current context on this thread is put back afterwards. */
+    pthread_once(&driver.once, find_driver);
+    CUcontext saved = NULL;
+    const int restore = driver.get_current && driver.set_current &&
+                        driver.get_current(&saved) == CUDA_SUCCESS;
     int64_t done = 0;
     cudaError_t status = cudaSetDevice(gpu.device);
     if (status == cudaSuccess)
@@ -261,6 +307,8 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, i
         tb_warn("GPU path failed (%s); this and later calls use the CPU BLAS", gpu.why_not);
         result = TB_GPU_FAILED;
     }
+    if (restore)
+        driver.set_current(saved);
     pthread_mutex_unlock(&gpu.lock);
     return result;
 }

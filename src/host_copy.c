@@ -11,8 +11,8 @@
 
 #include "internal.h"
 
-/* Below this a single thread is faster than waking the pool. */
-#define PARALLEL_MIN_BYTES (4u << 20)
+/* Below this a single thread is faster than waking the pool (~10 us against ~50 us of copying). */
+#define PARALLEL_MIN_BYTES (512u << 10)
 #define MAX_THREADS 16
 
 typedef struct {
@@ -94,10 +94,15 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* A forked child has none of the parent's workers: it copies alone. */
+/* A forked child has none of the parent's workers, and no thread holds its locks: it copies alone. */
 static void after_fork_in_child(void)
 {
+    pthread_mutex_init(&pool.serial, NULL);
+    pthread_mutex_init(&pool.lock, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
     pool.workers = 0;
+    pool.pending = 0;
 }
 
 static void start_pool(void)

@@ -54,6 +54,8 @@ const tb_config *tb_config_get(void);
 /* --- CPU backend (src/cpu_backend.c) --- */
 void tb_cpu_sgemm(const tb_call *call);
 const char *tb_cpu_backend_name(void);
+/* The backend's name, or NULL while no call has needed it (nothing is loaded to answer). */
+const char *tb_cpu_backend_if_resolved(void);
 /* C = beta*C on host memory, reference rules (beta == 0 writes zeros without reading). */
 void tb_scale_c_host(const tb_call *call);
 
@@ -63,7 +65,11 @@ typedef enum {
     TB_GPU_NO_MEMORY, /* this call does not fit; the GPU stays usable */
     TB_GPU_FAILED     /* any other CUDA error; the GPU is disabled for the process */
 } tb_gpu_status;
-typedef enum { TB_MEM_HOST = 0, TB_MEM_DEVICE } tb_mem_kind;
+typedef enum {
+    TB_MEM_HOST = 0, /* ordinary or pinned host memory */
+    TB_MEM_MANAGED,  /* managed: the GPU uses it in place, the CPU can read it too */
+    TB_MEM_DEVICE    /* device memory: only the GPU can read it */
+} tb_mem_kind;
 /* Which operands already live on the device (or are managed): bits of a mask. */
 enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
 
@@ -71,8 +77,10 @@ int tb_gpu_usable(void);         /* initialises CUDA on first use */
 const char *tb_gpu_unusable_reason(void);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
-/* Where p lives (initialises CUDA: ask only when tb_process_has_cuda()). */
-tb_mem_kind tb_gpu_mem_kind(const void *p);
+/* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
+tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
+/* The device the GPU path runs on (valid once tb_gpu_usable()). */
+int tb_gpu_device(void);
 /* Runs the call with kernel `kernel`; operands named in `resident` are used in place. */
 /* Sets *done_cols to the columns of C that are final (all of them on success). */
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols);

@@ -46,8 +46,9 @@ __attribute__((destructor)) static void print_summary(void)
 {
     if (tb_config_get()->verbose < 1)
         return;
-    /* The backend is named only once a CPU call has resolved it: exit must not load a BLAS. */
+    /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
+    const char *backend = tb_cpu_backend_if_resolved();
     fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s\n",
             totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
-            totals.calls[0] ? ", cpu backend " : "", totals.calls[0] ? tb_cpu_backend_name() : "");
+            backend ? ", cpu backend " : "", backend ? backend : "");
 }

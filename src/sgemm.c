@@ -14,18 +14,30 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static unsigned resident_operands(const tb_call *call, int reads_ab)
+/* Operands in device or managed memory, which the GPU path uses in place. */
+typedef struct {
+    unsigned mask;    /* TB_RESIDENT_* bits */
+    int cpu_readable; /* all managed (or none resident): the CPU BLAS can still read them */
+    int device;       /* their device; -1 none, -2 several */
+} residency;
+
+static residency find_residency(const tb_call *call, int reads_ab)
 {
+    residency where = {0, 1, -1};
     if (!tb_process_has_cuda())
-        return 0;
-    unsigned mask = 0;
-    if (reads_ab && tb_gpu_mem_kind(call->a) == TB_MEM_DEVICE)
-        mask |= TB_RESIDENT_A;
-    if (reads_ab && tb_gpu_mem_kind(call->b) == TB_MEM_DEVICE)
-        mask |= TB_RESIDENT_B;
-    if (tb_gpu_mem_kind(call->c) == TB_MEM_DEVICE)
-        mask |= TB_RESIDENT_C;
-    return mask;
+        return where;
+    const float *operands[3] = {reads_ab ? call->a : NULL, reads_ab ? call->b : NULL, call->c};
+    const unsigned bits[3] = {TB_RESIDENT_A, TB_RESIDENT_B, TB_RESIDENT_C};
+    for (int i = 0; i < 3; i++) {
+        int device = -1;
+        const tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
+        if (kind == TB_MEM_HOST)
+            continue;
+        where.mask |= bits[i];
+        where.cpu_readable &= kind == TB_MEM_MANAGED;
+        where.device = where.device == -1 || where.device == device ? device : -2;
+    }
+    return where;
 }
 
 /*
@@ -55,7 +67,15 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
-    const unsigned resident = resident_operands(call, reads_ab);
+    const residency where = find_residency(call, reads_ab);
+    const int in_place = where.mask && tb_gpu_usable() && where.device == tb_gpu_device();
+    if (where.mask && !in_place && !where.cpu_readable) {
+        tb_warn("operands in device memory that the GPU path cannot use (%s); C was not updated",
+                !tb_gpu_usable() ? tb_gpu_unusable_reason() : "memory of another device");
+        return;
+    }
+    /* Managed memory the GPU path cannot use in place is read by the CPU like host memory. */
+    const unsigned resident = in_place ? where.mask : 0;
 
     const char *reason;
     int use_gpu;
@@ -92,7 +112,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             return;
         }
         if (resident) {
-            tb_warn("SGEMM on device-resident operands failed on the GPU; C was not updated");
+            tb_warn("SGEMM on device-resident operands failed on the GPU; C may be incomplete");
             return;
         }
         reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
