@@ -37,6 +37,7 @@ typedef struct bench_opts {
     float beta;
     int reps;        /* upper bound; slow entries take fewer (bench_time) */
     int no_openblas; /* --e2e only */
+    const char *nvblas; /* --e2e: path of libnvblas.so to time as well, or NULL */
     int tune;        /* --tune: regtile's tile shapes instead of the ladder */
     const char *csv_path;
 } bench_opts;

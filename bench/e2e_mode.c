@@ -176,6 +176,36 @@ static sgemm_fn load_openblas(void **handle)
     return sgemm;
 }
 
+/* NVBLAS exports only the Fortran sgemm_: a CBLAS-shaped adapter over it. */
+typedef void (*f77_sgemm_fn)(const char *ta, const char *tb, const int *m, const int *n,
+                             const int *k, const float *alpha, const float *a, const int *lda,
+                             const float *b, const int *ldb, const float *beta, float *c,
+                             const int *ldc);
+static f77_sgemm_fn nvblas_sgemm;
+
+static void nvblas_cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb,
+                               int m, int n, int k, float alpha, const float *a, int lda,
+                               const float *b, int ldb, float beta, float *c, int ldc)
+{
+    const char op_a = ta == CblasNoTrans ? 'N' : 'T', op_b = tb == CblasNoTrans ? 'N' : 'T';
+    if (layout == CblasRowMajor) /* C^T = op(B)^T op(A)^T, column-major */
+        nvblas_sgemm(&op_b, &op_a, &n, &m, &k, &alpha, b, &ldb, a, &lda, &beta, c, &ldc);
+    else
+        nvblas_sgemm(&op_a, &op_b, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+static sgemm_fn load_nvblas(const char *path, void **handle)
+{
+    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!*handle || !(*(void **)&nvblas_sgemm = dlsym(*handle, "sgemm_"))) {
+        fprintf(stderr, "tiledblas-bench: cannot use NVBLAS %s: %s\n", path, dlerror());
+        return NULL;
+    }
+    const char *config = getenv("NVBLAS_CONFIG_FILE");
+    printf("nvblas: sgemm_ from %s, NVBLAS_CONFIG_FILE=%s\n", path, config ? config : "(unset)");
+    return nvblas_cblas_sgemm;
+}
+
 int bench_e2e(const bench_opts *o, bench_table *t)
 {
     const char *device = getenv("TILEDBLAS_DEVICE");
@@ -188,6 +218,10 @@ int bench_e2e(const bench_opts *o, bench_table *t)
            "CPU backend: %s\n",
            tiledblas_version(), device ? device : "(unset)",
            tiledblas_gpu_available() ? "yes" : "no", tiledblas_cpu_backend());
+    void *nvblas_handle = NULL;
+    sgemm_fn nvblas = NULL;
+    if (o->nvblas && !(nvblas = load_nvblas(o->nvblas, &nvblas_handle)))
+        return 1;
     if (!o->no_openblas) {
         openblas = load_openblas(&openblas_handle);
         if (!openblas) {
@@ -219,11 +253,15 @@ int bench_e2e(const bench_opts *o, bench_table *t)
             make_samples(&g, s);
             const size_t ours = t->len; /* an index: adding rows moves them */
             run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
-            if (openblas) {
-                bench_row *theirs = run_variant("openblas", openblas, &bc, &h, s, o, t);
-                t->rows[ours].ratio = t->rows[ours].gflops / theirs->gflops;
-                theirs->ratio = 1.0;
-            }
+            /* Ratios are to the last baseline: OpenBLAS when timed, else NVBLAS. */
+            const size_t first = t->len;
+            if (nvblas)
+                run_variant("nvblas", nvblas, &bc, &h, s, o, t);
+            if (openblas)
+                run_variant("openblas", openblas, &bc, &h, s, o, t);
+            if (t->len > first && t->rows[t->len - 1].gflops > 0.0)
+                for (size_t j = ours; j < t->len; j++)
+                    t->rows[j].ratio = t->rows[j].gflops / t->rows[t->len - 1].gflops;
         }
         free(s);
         free(h.a);
@@ -233,5 +271,7 @@ int bench_e2e(const bench_opts *o, bench_table *t)
     }
     if (openblas_handle)
         dlclose(openblas_handle);
+    if (nvblas_handle)
+        dlclose(nvblas_handle);
     return 0;
 }

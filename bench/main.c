@@ -39,6 +39,8 @@ static const char usage[] =
     "  --reps N           timed calls per entry, fewer when one call is slow: an entry\n"
     "                     takes about 2 s, with at least 3 calls [20]\n"
     "  --no-openblas      --e2e: time libtiledblas alone\n"
+    "  --nvblas PATH      --e2e: also time NVIDIA's NVBLAS (libnvblas.so at PATH,\n"
+    "                     configured through NVBLAS_CONFIG_FILE)\n"
     "  --csv FILE         also write every result to FILE as CSV\n"
     "  -h, --help         print this help\n"
     "\n"
@@ -109,8 +111,8 @@ static int parse_trans(const char *arg, bench_opts *o)
 
 static int takes_value(const char *opt)
 {
-    static const char *const with_value[] = {"--sizes", "--trans", "--layout",
-                                             "--beta",  "--reps",  "--csv"};
+    static const char *const with_value[] = {"--sizes", "--trans", "--layout", "--beta",
+                                             "--reps",  "--csv",   "--nvblas"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(opt, with_value[i]))
             return 1;
@@ -148,6 +150,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->mode = BENCH_E2E;
         } else if (!strcmp(opt, "--no-openblas")) {
             o->no_openblas = 1;
+        } else if (!strcmp(opt, "--nvblas")) {
+            o->nvblas = argv[++i];
         } else if (!strcmp(opt, "--sizes")) {
             rc = parse_shapes(argv[++i], o);
         } else if (!strcmp(opt, "--trans")) {

@@ -93,6 +93,14 @@ if want bench; then
     bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
     bench e2e-8192 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 8192 --no-openblas --reps 5
     bench e2e-8192-beta 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 4096,8192 --beta 1 --no-openblas --reps 5
+    # NVIDIA's NVBLAS on the same host memory, pinned automatically, OpenBLAS for its CPU part.
+    nvblas=$(ls /usr/local/cuda/lib64/libnvblas.so 2>/dev/null)
+    if [[ -n $nvblas ]]; then
+        printf 'NVBLAS_LOGFILE %s\nNVBLAS_CPU_BLAS_LIB %s\nNVBLAS_GPU_LIST ALL\nNVBLAS_AUTOPIN_MEM_ENABLED\n' \
+            "$BUILD/nvblas.log" "${OPENBLAS_LIB:-libopenblas.so.0}" >"$BUILD/nvblas.conf"
+        bench e2e-nvblas 120 TILEDBLAS_DEVICE=gpu NVBLAS_CONFIG_FILE="$BUILD/nvblas.conf" -- \
+            --e2e --sizes 4096,8192 --no-openblas --reps 3 --nvblas "$nvblas"
+    fi
     # Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
     bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
         --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
@@ -129,7 +137,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
