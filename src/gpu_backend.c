@@ -12,6 +12,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,6 +30,8 @@ static struct {
     pthread_mutex_t lock;
     float *workspace;
     size_t workspace_bytes;
+    atomic_int driver_seen;
+    atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void disable(const char *what, cudaError_t status)
@@ -82,26 +85,41 @@ const char *tb_gpu_unusable_reason(void)
     return gpu.why_not;
 }
 
-static int is_cuda_driver(struct dl_phdr_info *info, size_t size, void *unused)
+/* The loader's count of loaded objects when a walk starts; 0 where the loader keeps none. */
+typedef struct {
+    int visited;
+    unsigned long long adds;
+} object_walk;
+
+/* dl_iterate_phdr visitor: 1 at the CUDA driver; -1 at once if nothing was loaded since the last miss. */
+static int find_cuda_driver(struct dl_phdr_info *info, size_t size, void *data)
 {
-    (void)size, (void)unused;
+    object_walk *walk = data;
+    if (!walk->visited++) {
+        walk->adds = size >= offsetof(struct dl_phdr_info, dlpi_subs) ? info->dlpi_adds : 0;
+        if (walk->adds && walk->adds == atomic_load(&gpu.objects_without_driver))
+            return -1;
+    }
     return info->dlpi_name && strstr(info->dlpi_name, "libcuda.so") != NULL;
 }
 
 /*
  * A process that never loaded the CUDA driver cannot hold device pointers.
- * Walking the loaded objects costs about a microsecond, far less than a
- * dlopen(RTLD_NOLOAD) that misses; once seen, the driver stays.
+ * The loader counts the objects it has loaded, so after one walk of the list
+ * that missed, a call costs one visit until something new is loaded; once
+ * seen, the driver stays.
  */
 int tb_process_has_cuda(void)
 {
-    static atomic_int seen;
-    if (atomic_load(&seen))
+    if (atomic_load(&gpu.driver_seen))
         return 1;
-    if (!dl_iterate_phdr(is_cuda_driver, NULL))
-        return 0;
-    atomic_store(&seen, 1);
-    return 1;
+    object_walk walk = {0, 0};
+    const int found = dl_iterate_phdr(find_cuda_driver, &walk);
+    if (found == 1)
+        atomic_store(&gpu.driver_seen, 1);
+    else if (found == 0)
+        atomic_store(&gpu.objects_without_driver, walk.adds);
+    return found == 1;
 }
 
 /*
