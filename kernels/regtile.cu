@@ -291,8 +291,8 @@ struct Regtile {
 
 /*
  * The tile shapes, with how many blocks of each an SM holds and the rate each
- * reached on a large problem (TFLOP/s, H100, docs/PERFORMANCE.md): the
- * heuristic's inputs.
+ * reached on large problems (TFLOP/s on the H100, the mean of two --tune runs at
+ * 4096^3 and 8192^3, docs/PERFORMANCE.md): the heuristic's inputs.
  */
 const struct {
     const char *name;
@@ -300,11 +300,11 @@ const struct {
     double rate;
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x8", 256, 128, 1, 43.0, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
-    {"128x256x8", 128, 256, 1, 44.1, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
-    {"128x128x8", 128, 128, 2, 44.4, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
-    {"128x64x8", 128, 64, 3, 37.6, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
-    {"64x64x8", 64, 64, 4, 35.0, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
+    {"256x128x8", 256, 128, 1, 43.4, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
+    {"128x256x8", 128, 256, 1, 43.2, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
+    {"128x128x8", 128, 128, 2, 43.0, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
+    {"128x64x8", 128, 64, 3, 38.0, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
+    {"64x64x8", 64, 64, 4, 34.9, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 
