@@ -1,6 +1,7 @@
 /*
  * --kernels: every rung of the ladder and cuBLAS, on device memory.
- * --tune: the same with the tile shapes behind the regtile rung instead of the ladder.
+ * --tune: the same with the tile shapes behind the regtile and multistage rungs
+ * instead of the ladder, named "reg 256x128x8", "multi 128x128x16", ...
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,7 +37,8 @@ typedef struct kernels_run {
     cudaStream_t stream;
     cudaEvent_t start, stop;
     cublasHandle_t cublas;
-    int tune;          /* variants are regtile's tile shapes, not the ladder's rungs */
+    int tune;          /* variants are tile shapes, not the ladder's rungs */
+    int regtile_shapes; /* --tune: variants 0..regtile_shapes-1 are regtile's, then multistage's */
     int cublas_id;     /* variants 0..cublas_id-1 are ours; cublas_id is cuBLAS */
     int variant;
     tb_gemm_args args; /* the column-major problem, device pointers */
@@ -54,11 +56,17 @@ typedef struct kernels_bufs {
     size_t nc;
 } kernels_bufs;
 
-static const char *variant_name(const kernels_run *r, int variant)
+/* Short enough for the table's 16-character variant column. */
+static void variant_name(const kernels_run *r, int variant, char *name, size_t size)
 {
     if (variant == r->cublas_id)
-        return "cublas";
-    return r->tune ? tb_regtile_shape_name(variant) : tb_kernel_name((tb_kernel_id)variant);
+        snprintf(name, size, "cublas");
+    else if (!r->tune)
+        snprintf(name, size, "%s", tb_kernel_name((tb_kernel_id)variant));
+    else if (variant < r->regtile_shapes)
+        snprintf(name, size, "reg %s", tb_regtile_shape_name(variant));
+    else
+        snprintf(name, size, "multi %s", tb_multistage_shape_name(variant - r->regtile_shapes));
 }
 
 static cublasOperation_t cublas_op(int trans)
@@ -82,8 +90,13 @@ static int launch(kernels_run *r)
         }
         return 0;
     }
-    cudaError_t err = r->tune ? tb_launch_regtile_shape(r->variant, g, r->stream)
-                              : tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
+    cudaError_t err;
+    if (!r->tune)
+        err = tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
+    else if (r->variant < r->regtile_shapes)
+        err = tb_launch_regtile_shape(r->variant, g, r->stream);
+    else
+        err = tb_launch_multistage_shape(r->variant - r->regtile_shapes, g, r->stream);
     if (err != cudaSuccess) {
         snprintf(r->error, sizeof r->error, "launch: %s", cudaGetErrorString(err));
         return -1;
@@ -137,9 +150,10 @@ static double error_tolerance(int64_t k)
 static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *bc,
                         const kernels_bufs *d, int variant, bench_table *t)
 {
-    bench_row *row = bench_table_add(t, bc, variant_name(r, variant));
+    char name[sizeof t->rows->variant], why[64];
+    variant_name(r, variant, name, sizeof name);
+    bench_row *row = bench_table_add(t, bc, name);
     bench_err e;
-    char why[64];
 
     r->variant = variant;
     r->args = bench_colmajor(bc, d->a, d->b, d->c);
@@ -248,7 +262,8 @@ int bench_kernels(const bench_opts *o, bench_table *t)
     kernels_run r = {.tune = o->tune};
     int version, status = 0;
 
-    r.cublas_id = r.tune ? tb_regtile_shape_count() : TB_KERNEL_COUNT;
+    r.regtile_shapes = tb_regtile_shape_count();
+    r.cublas_id = r.tune ? r.regtile_shapes + tb_multistage_shape_count() : TB_KERNEL_COUNT;
     CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&r.start));
     CUDA_CHECK(cudaEventCreate(&r.stop));

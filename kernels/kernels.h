@@ -42,10 +42,12 @@ typedef enum tb_kernel_id {
     TB_KERNEL_TILED16,   /* the design notes' shared-memory tile, 16x16 */
     TB_KERNEL_TILED32,   /* the same with 32x32 tiles */
     TB_KERNEL_REGTILE,   /* 128x128 block tile, 8x8 register tile per thread, float4, double buffer */
+    TB_KERNEL_MULTISTAGE, /* warp tiles fed by a ring of cp.async stages (sm_80+) */
+    TB_KERNEL_BEST,      /* not a rung: per call, regtile or multistage, whichever is faster there */
     TB_KERNEL_COUNT
 } tb_kernel_id;
 
-#define TB_KERNEL_DEFAULT TB_KERNEL_REGTILE
+#define TB_KERNEL_DEFAULT TB_KERNEL_BEST
 
 /* Short name ("naive", "tiled16", ...) used by TILEDBLAS_KERNEL and the benchmark. */
 const char *tb_kernel_name(tb_kernel_id id);
@@ -61,12 +63,20 @@ cudaError_t tb_launch_naive(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_tiled16(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_tiled32(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream);
+int64_t tb_best_workspace_floats(const tb_gemm_args *args);
 
 /* The tile shapes behind TB_KERNEL_REGTILE, one by one, for the tuning benchmark. */
 int tb_regtile_shape_count(void);
 int64_t tb_regtile_workspace_floats(const tb_gemm_args *args);
 const char *tb_regtile_shape_name(int shape);
 cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
+
+/* The tile shapes behind TB_KERNEL_MULTISTAGE, one by one, for the tuning benchmark. */
+int tb_multistage_shape_count(void);
+const char *tb_multistage_shape_name(int shape);
+cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

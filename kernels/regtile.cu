@@ -14,21 +14,9 @@
  * The tile shape is a template parameter; a table of shapes and a heuristic
  * chosen from measurements (docs/PERFORMANCE.md) pick one per call.
  */
-#include "common.cuh"
+#include "tile_common.cuh"
 
 namespace {
-
-/* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int MIN_BLOCKS_>
-struct TileShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
-    static constexpr int MIN_BLOCKS = MIN_BLOCKS_;
-    static constexpr int THREADS = (BM / WM) * (BN / WN) * 32;
-    /* Lanes form an 8 x 4 grid in the warp tile; each owns FM x FN fragments of 4x4. */
-    static constexpr int FM = WM / 32, FN = WN / 16;
-    static constexpr int TM = 4 * FM, TN = 4 * FN;
-    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 32 == 0 && WN % 16 == 0, "tile shape");
-};
 
 /* Row padding: keeps the transposing stores conflict-free and float4 alignment intact. */
 constexpr int PAD = 4;
@@ -114,35 +102,6 @@ struct TileLoader {
     __device__ static int tid_f(int r) { return threadIdx.x + r * THREADS; }
 };
 
-/*
- * Writes rows i..i+3 of column j of the block's C tile (alpha*acc + beta*C);
- * rows_left and cols_left are how many rows and columns of C the tile covers.
- */
-template <bool VEC>
-__device__ __forceinline__ void store4(const tb_gemm_args &p, float *c_tile, int i, int j,
-                                       int rows_left, int cols_left, const float acc[4])
-{
-    if (j >= cols_left)
-        return;
-    float *c = c_tile + i + j * p.ldc;
-    if (VEC && i + 3 < rows_left) {
-        float4 out = make_float4(p.alpha * acc[0], p.alpha * acc[1], p.alpha * acc[2], p.alpha * acc[3]);
-        if (p.beta != 0.0f) {
-            const float4 old = *reinterpret_cast<const float4 *>(c);
-            out.x = fmaf(p.beta, old.x, out.x);
-            out.y = fmaf(p.beta, old.y, out.y);
-            out.z = fmaf(p.beta, old.z, out.z);
-            out.w = fmaf(p.beta, old.w, out.w);
-        }
-        *reinterpret_cast<float4 *>(c) = out;
-        return;
-    }
-#pragma unroll
-    for (int r = 0; r < 4; r++)
-        if (i + r < rows_left)
-            store_c(c + r, acc[r], p.alpha, p.beta);
-}
-
 template <typename S, bool TA, bool TB, bool VEC>
 __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_gemm_args p)
 {
@@ -166,11 +125,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
 
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
     const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int tid = threadIdx.x;
     const int i0 = blockIdx.x * BM, j0 = blockIdx.y * BN;
     /* This thread's fragments start at rows row + 32f and columns col + 16g. */
-    const int row = (warp % (BM / S::WM)) * S::WM + (lane % 8) * 4;
-    const int col = (warp / (BM / S::WM)) * S::WN + (lane / 8) * 4;
+    const int row = fragment_row<S>(tid), col = fragment_col<S>(tid);
 
     /* op(A) is k-contiguous when A is transposed; op(B) when B is not. */
     TileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a, p.lda, i0, m, tid);
@@ -197,21 +155,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
 #pragma unroll
         for (int kk = 0; kk < BK; kk++) {
             float a[S::TM], b[S::TN];
-#pragma unroll
-            for (int f = 0; f < S::FM; f++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&As[cur][kk][row + 32 * f]);
-                a[4 * f + 0] = v.x, a[4 * f + 1] = v.y, a[4 * f + 2] = v.z, a[4 * f + 3] = v.w;
-            }
-#pragma unroll
-            for (int g = 0; g < S::FN; g++) {
-                const float4 v = *reinterpret_cast<const float4 *>(&Bs[cur][kk][col + 16 * g]);
-                b[4 * g + 0] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
-            }
-#pragma unroll
-            for (int i = 0; i < S::TM; i++)
-#pragma unroll
-                for (int j = 0; j < S::TN; j++)
-                    acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            load_fragments<S>(&As[cur][kk][row], &Bs[cur][kk][col], a, b);
+            outer_product<S>(acc, a, b);
         }
         /* The other buffer was last read before the previous barrier: safe to refill. */
         if (more) {
@@ -231,15 +176,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
             store4<VEC>(p, c_tile, row + 32 * f, cj, m - i0, n - j0, out);
         }
     }
-}
-
-/* 128-bit accesses need 16-byte aligned bases and leading dimensions that keep columns aligned. */
-bool vector_friendly(const tb_gemm_args *p)
-{
-    const auto aligned = [](const void *ptr, int64_t ld) {
-        return ((uintptr_t)ptr % 16 == 0) && ld % 4 == 0;
-    };
-    return aligned(p->a, p->lda) && aligned(p->b, p->ldb) && aligned(p->c, p->ldc);
 }
 
 /* Split-K's second pass: C = alpha * (sum of the slices' planes) + beta * C. */
@@ -308,52 +244,22 @@ const struct {
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 
-int sm_count()
-{
-    static int count;
-    if (!count) {
-        int device = 0, value = 0;
-        if (cudaGetDevice(&device) == cudaSuccess &&
-            cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
-            count = value;
-        else
-            count = 1;
-    }
-    return count;
-}
-
 struct Plan {
     int shape;
     int splits; /* slices of K; 1: no split */
 };
 
-int64_t tiles(const tb_gemm_args *args, int shape)
-{
-    return blocks_for(args->m, shapes[shape].bm) * (int64_t)blocks_for(args->n, shapes[shape].bn);
-}
-
 /*
- * The shape with the least predicted time: whole waves of blocks over the
- * machine, each wave costing its flops at the shape's measured rate (a grid
- * that leaves SMs idle in its last wave pays for the whole wave). When even
- * the best shape fills under half the machine and K is long, K is split so
- * that about two waves of slices run, summed by a second pass.
+ * The shape with the least predicted time (fastest_shape: whole waves of
+ * blocks at the shape's measured rate). When even the best shape fills under
+ * half the machine and K is long, K is split so that about two waves of slices
+ * run, summed by a second pass.
  */
 Plan plan_for(const tb_gemm_args *args)
 {
-    const int64_t sms = sm_count();
-    Plan plan = {0, 1};
-    double best = 0.0;
-    for (int s = 0; s < SHAPE_COUNT; s++) {
-        const int64_t slots = sms * shapes[s].blocks_per_sm;
-        const int64_t waves = (tiles(args, s) + slots - 1) / slots;
-        const double time = (double)waves * shapes[s].blocks_per_sm * shapes[s].bm * shapes[s].bn /
-                            shapes[s].rate;
-        if (s == 0 || time < best)
-            best = time, plan.shape = s;
-    }
-    const int64_t blocks = tiles(args, plan.shape);
-    const int64_t slots = sms * shapes[plan.shape].blocks_per_sm;
+    Plan plan = {fastest_shape(shapes, args), 1};
+    const int64_t blocks = tiles(args, shapes[plan.shape].bm, shapes[plan.shape].bn);
+    const int64_t slots = sm_count() * (int64_t)shapes[plan.shape].blocks_per_sm;
     constexpr int64_t min_k_per_slice = 1024; /* below this the second pass costs more than it saves */
     if (2 * blocks <= slots && args->k >= 2 * min_k_per_slice && blocks_for(args->n, shapes[plan.shape].bn) <= 65535)
         plan.splits = (int)max((int64_t)2, min(2 * slots / blocks, args->k / min_k_per_slice));

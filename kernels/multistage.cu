@@ -1,0 +1,401 @@
+/*
+ * Rung 4: warp tiling fed by a multi-stage ring of asynchronous copies.
+ *
+ * The compute side is regtile's: a block of THREADS threads computes a BM x BN
+ * tile of C, each warp a WM x WN part of it, each thread a TM x TN register
+ * tile of 4x4 fragments read from k-major shared tiles as conflict-free float4s.
+ *
+ * The load side differs. Operands go from global to shared memory with
+ * cp.async, which needs no registers and no store instructions, into a ring
+ * of STAGES k-slices: while slice t is computed, the copies of slices t+1 ..
+ * t+STAGES-1 are in flight. One barrier per slice both publishes the next
+ * slice and frees the oldest one for refilling.
+ *
+ * How each operand reaches its k-major tile (tile[k][m or n]):
+ *  - stored m- or n-contiguous (A as is, B transposed): rows of the tile are
+ *    contiguous in memory, so each thread copies 16 bytes straight into place
+ *    (4-byte copies when pointers or leading dimensions are not 16-byte aligned);
+ *  - stored k-contiguous (A transposed, B as is): the transpose happens in the
+ *    copy, one float per cp.async, arranged so that each instruction reads a
+ *    run of eight floats per column and writes 32 distinct banks (AsyncTileLoader).
+ *  Either way the compute loop, and its conflict-free float4 fragment reads,
+ *  is the same for all four transpose pairs.
+ *
+ * Edges: the ragged part of K is put in the *first* slice, zero-filled through
+ * cp.async's src-size operand, so every later slice is full and branch-free.
+ * Rows of A past m and columns of B past n are not zero-filled but clamped to
+ * the last one that exists: they only feed parts of C that are never stored.
+ */
+#include "tile_common.cuh"
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "multistage.cu needs cp.async (sm_80 or newer)"
+#endif
+
+namespace {
+
+/* A block tile (tile_common.cuh) with the depth of its ring of k-slices. */
+template <int BM, int BN, int BK, int WM, int WN, int STAGES_, int MIN_BLOCKS>
+struct StagedShape : TileShape<BM, BN, BK, WM, WN, MIN_BLOCKS> {
+    static constexpr int STAGES = STAGES_;
+    /* Stage t+STAGES-1 is refilled while stage t+1 is already being read. */
+    static_assert(STAGES >= 3, "the ring needs a stage being read, one ready and one filling");
+    static_assert(BK % 8 == 0, "k-contiguous copies move k in groups of eight");
+};
+
+/* Row padding: keeps float4 alignment and makes the row pitch 4 banks, see above. */
+constexpr int PAD = 4;
+
+/* ---- cp.async (sm_80+): 16- or 4-byte global -> shared copies that bypass registers ---- */
+
+__device__ __forceinline__ unsigned shared_address(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* Copies src_bytes (0..16) of 16 and zero-fills the rest; src and dst 16-byte aligned. */
+__device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+/* Copies src_bytes (0 or 4) of one float and zero-fills the rest. */
+__device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+/* Waits until at most N of this thread's committed groups are still in flight. */
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/*
+ * Copies BK x BX tiles of one operand, slice after slice, into a ring of
+ * k-major shared tiles (rows of PITCH = BX + PAD floats). Element (x, kk) of a
+ * tile lives at
+ *   base[(k0+kk) + (x0+x)*ld]  when the operand is stored k-contiguous,
+ *   base[(x0+x) + (k0+kk)*ld]  otherwise.
+ * Registers are what limits the ring at two blocks per SM, so a thread keeps
+ * few source pointers, advanced one slice per load; its other copies sit at
+ * constant offsets from them (k-contiguous) or whole row steps (m-contiguous).
+ *
+ * m-contiguous: ROW_THREADS threads cover a k-row of the tile with 16- (or
+ * 4-) byte copies, ROWS k-rows at a time; a thread keeps its x.
+ *
+ * k-contiguous: TPC threads share a column x (along m or n) and split its k:
+ * thread h takes k-rows RUN*h .. RUN*h+RUN-1 of each group of eight (RUN =
+ * 8/TPC), and COLS columns COL_STEP apart. One copy instruction then reads one
+ * 32-byte sector (at most two) per column and writes k-row RUN*h + c of 32/TPC
+ * consecutive columns: with a pitch of 4 banks that is bank (32/TPC)*h + column
+ * + const, 32 distinct banks. TPC trades sectors per instruction (32/TPC)
+ * against pointers per thread (COLS).
+ */
+constexpr int k_contiguous_tpc(int bx, int threads)
+{
+    int tpc = 8;
+    while (tpc > 1 && bx * tpc / threads > 2) /* at most two pointers per thread */
+        tpc /= 2;
+    return tpc;
+}
+
+template <int BX, int BK, int THREADS, bool K_CONTIGUOUS, bool VEC>
+struct AsyncTileLoader {
+    static constexpr int PITCH = BX + PAD;             /* floats per k-row of the tile */
+    static_assert(PITCH % 32 == 4, "the transposing writes rely on a row pitch of 4 banks");
+    static constexpr bool WIDE = VEC && !K_CONTIGUOUS; /* 16-byte copies */
+    static constexpr int ELEMS = WIDE ? 4 : 1;         /* floats per copy */
+
+    /* m-contiguous geometry */
+    static constexpr int ROW_THREADS = BX / ELEMS, ROWS = THREADS / ROW_THREADS;
+    /* k-contiguous geometry */
+    static constexpr int TPC = k_contiguous_tpc(BX, THREADS), RUN = 8 / TPC;
+    static constexpr int COL_STEP = THREADS / TPC, COLS = BX / COL_STEP;
+
+    static constexpr int POINTERS = K_CONTIGUOUS ? COLS : 1;
+    static constexpr int COPIES = K_CONTIGUOUS ? BK / TPC : BK / ROWS; /* per pointer */
+    static_assert(K_CONTIGUOUS ? COLS * COL_STEP == BX && COL_STEP * TPC == THREADS
+                               : ROWS * ROW_THREADS == THREADS && COPIES * ROWS == BK,
+                  "loader shape");
+    static_assert(POINTERS * COPIES * ELEMS * THREADS == BK * BX, "loader shape");
+
+    /* Where this thread's first copy goes in the tile, and copy (j, c) relative to it. */
+    __device__ static int thread_x()
+    {
+        return K_CONTIGUOUS ? threadIdx.x / TPC : threadIdx.x % ROW_THREADS * ELEMS;
+    }
+    __device__ static int thread_k()
+    {
+        return K_CONTIGUOUS ? threadIdx.x % TPC * RUN : threadIdx.x / ROW_THREADS;
+    }
+    __host__ __device__ static constexpr int copy_dx(int j) { return K_CONTIGUOUS ? j * COL_STEP : 0; }
+    __host__ __device__ static constexpr int copy_dk(int c) { return K_CONTIGUOUS ? c % RUN + 8 * (c / RUN) : c * ROWS; }
+
+    const float *next[POINTERS]; /* source of copy (j, 0) in the next slice */
+    int64_t row_step;            /* m-contiguous: floats between a thread's k-rows */
+    int64_t step;                /* floats between slices */
+    unsigned dst;                /* shared address of this thread's first copy, stage 0 */
+    int bytes;                   /* WIDE: bytes of this thread's float4 that exist (4..16) */
+
+    /*
+     * x0, extent: the block's first row (or column) and the operand's size along x.
+     * shift: how many leading k-rows of the first slice lie before k = 0.
+     */
+    __device__ AsyncTileLoader(const float *base, int64_t ld, int64_t x0, int64_t extent, int shift,
+                               float *tile)
+        : row_step(ROWS * ld), step(K_CONTIGUOUS ? BK : BK * ld),
+          dst(shared_address(tile + thread_k() * PITCH + thread_x())), bytes(16)
+    {
+        /* Past the edge: the last row (or aligned float4) that exists; see the file comment. */
+        const int64_t last = WIDE ? (extent - 1) & ~(int64_t)3 : extent - 1;
+        const int64_t kk = thread_k() - shift; /* negative: before k = 0, never read */
+#pragma unroll
+        for (int j = 0; j < POINTERS; j++) {
+            const int64_t x = min(x0 + thread_x() + copy_dx(j), last);
+            if (WIDE)
+                bytes = 4 * (int)min((int64_t)4, extent - x);
+            next[j] = base + (K_CONTIGUOUS ? kk + x * ld : x + kk * ld);
+        }
+    }
+
+    /* Shared byte offset of copy (j, c) in ring stage `stage`. */
+    __device__ static unsigned offset(int j, int c, int stage)
+    {
+        return 4u * (unsigned)(stage * BK * PITCH + copy_dk(c) * PITCH + copy_dx(j));
+    }
+
+    __device__ const float *source(int j, int c) const
+    {
+        return K_CONTIGUOUS ? next[j] + copy_dk(c) : next[j] + c * row_step;
+    }
+
+    /* The first slice: its k-rows before k = 0 are zero-filled, read from a valid address (base). */
+    __device__ void load_first(const float *base, int shift)
+    {
+#pragma unroll
+        for (int j = 0; j < POINTERS; j++) {
+#pragma unroll
+            for (int c = 0; c < COPIES; c++) {
+                const bool live = thread_k() + copy_dk(c) >= shift;
+                const float *src = live ? source(j, c) : base;
+                if (WIDE)
+                    cp_async16(dst + offset(j, c, 0), src, live ? bytes : 0);
+                else
+                    cp_async4(dst + offset(j, c, 0), src, live ? 4 : 0);
+            }
+            next[j] += step;
+        }
+    }
+
+    /* A full slice into ring stage `stage`. */
+    __device__ void load(int stage)
+    {
+#pragma unroll
+        for (int j = 0; j < POINTERS; j++) {
+#pragma unroll
+            for (int c = 0; c < COPIES; c++) {
+                if (WIDE)
+                    cp_async16(dst + offset(j, c, stage), source(j, c), bytes);
+                else
+                    cp_async4(dst + offset(j, c, stage), source(j, c), 4);
+            }
+            next[j] += step;
+        }
+    }
+};
+
+template <typename S>
+constexpr int smem_bytes()
+{
+    return S::STAGES * S::BK * (S::BM + PAD + S::BN + PAD) * (int)sizeof(float);
+}
+
+template <typename S, bool TA, bool TB, bool VEC>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb_gemm_args p)
+{
+    constexpr int BM = S::BM, BN = S::BN, BK = S::BK, STAGES = S::STAGES;
+    constexpr int A_PITCH = BM + PAD, B_PITCH = BN + PAD;
+    extern __shared__ float4 smem4[];
+    float *const As = reinterpret_cast<float *>(smem4); /* [STAGES][BK][A_PITCH] */
+    float *const Bs = As + STAGES * BK * A_PITCH;       /* [STAGES][BK][B_PITCH] */
+
+    /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
+    const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
+    const int tid = threadIdx.x;
+    /* This thread's fragments start at rows row + 32f and columns col + 16g. */
+    const int row = fragment_row<S>(tid), col = fragment_col<S>(tid);
+    const int64_t i0 = (int64_t)blockIdx.x * BM, j0 = (int64_t)blockIdx.y * BN;
+
+    float acc[S::TM][S::TN] = {};
+    float a[2][S::TM], b[2][S::TN]; /* fragments of k-steps kk (in use) and kk+1 (loading) */
+    const auto load_step = [&](int buf, int stage, int kk) {
+        load_fragments<S>(As + (stage * BK + kk) * A_PITCH + row, Bs + (stage * BK + kk) * B_PITCH + col,
+                          a[buf], b[buf]);
+    };
+
+    const int k_tiles = (int)(((int64_t)k + BK - 1) / BK);
+    if (k_tiles > 0) {
+        /* K's ragged end goes first: slice 0 starts `shift` k-rows before k = 0. */
+        const int shift = (int)((int64_t)k_tiles * BK - k);
+        /* op(A) is k-contiguous when A is transposed; op(B) when B is not. */
+        AsyncTileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a, p.lda, i0, m, shift, As);
+        AsyncTileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(p.b, p.ldb, j0, n, shift, Bs);
+
+        /* Prologue: slices 0 .. STAGES-2 in flight, one commit group each (empty past K). */
+        a_tile.load_first(p.a, shift);
+        b_tile.load_first(p.b, shift);
+        cp_async_commit();
+#pragma unroll
+        for (int s = 1; s < STAGES - 1; s++) {
+            if (s < k_tiles) {
+                a_tile.load(s);
+                b_tile.load(s);
+            }
+            cp_async_commit();
+        }
+        /* Groups committed: STAGES-1; slice 0 is the oldest. */
+        cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        load_step(0, 0, 0);
+
+        int read_stage = 0, write_stage = STAGES - 1;
+        for (int t = 0; t < k_tiles; t++) {
+#pragma unroll
+            for (int kk = 0; kk < BK; kk++) {
+                if (kk < BK - 1) {
+                    load_step((kk + 1) % 2, read_stage, kk + 1);
+                } else if (t + 1 < k_tiles) {
+                    /*
+                     * Groups committed so far: STAGES+t, group g holding slice g. Leaving
+                     * STAGES-2 in flight means slices up to t+1 have landed for this thread;
+                     * the barrier makes every thread's copies visible, and it also marks
+                     * that every warp has read all of slice t (its last fragments were
+                     * loaded one step earlier), so the next iteration may refill its stage.
+                     */
+                    cp_async_wait<STAGES - 2>();
+                    __syncthreads();
+                    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+                    load_step(0, read_stage, 0);
+                }
+                if (kk == 0) {
+                    /*
+                     * Refill the stage of slice t-1 with slice t+STAGES-1: every warp finished
+                     * reading slice t-1 before the previous iteration's barrier (t = 0: the
+                     * stage was never filled). Commit even when empty: one group per slice.
+                     */
+                    if (t + STAGES - 1 < k_tiles) {
+                        a_tile.load(write_stage);
+                        b_tile.load(write_stage);
+                    }
+                    cp_async_commit();
+                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+                }
+                outer_product<S>(acc, a[kk % 2], b[kk % 2]);
+            }
+        }
+        /* Only empty groups can remain; drain them so no copy outlives the block. */
+        cp_async_wait<0>();
+    }
+
+    float *c_tile = p.c + i0 + j0 * p.ldc;
+#pragma unroll
+    for (int j = 0; j < S::TN; j++) {
+        const int cj = col + 16 * (j / 4) + j % 4;
+#pragma unroll
+        for (int f = 0; f < S::FM; f++) {
+            const float out[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
+            store4<VEC>(p, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), out);
+        }
+    }
+}
+
+/* Launches tile shape S for a transpose pair. */
+template <typename S>
+struct Multistage {
+    template <bool TA, bool TB>
+    struct Launch {
+        template <bool VEC>
+        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream)
+        {
+            constexpr int bytes = smem_bytes<S>();
+            const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
+            /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
+            if (bytes > 48 * 1024) {
+                const cudaError_t status =
+                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+                if (status != cudaSuccess)
+                    return status;
+            }
+            return for_each_column_slab<TB>(args, S::BN, [&](const tb_gemm_args &slab) {
+                const dim3 grid(blocks_for(slab.m, S::BM), blocks_for(slab.n, S::BN));
+                kernel<<<grid, S::THREADS, bytes, stream>>>(slab);
+            });
+        }
+        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
+        {
+            /* The same test gates the 16-byte cp.async copies. */
+            return vector_friendly(args) ? launch<true>(args, stream) : launch<false>(args, stream);
+        }
+    };
+};
+
+/*
+ * The tile shapes, with how many blocks of each an SM holds and the rate the
+ * heuristic assumes for it (TFLOP/s). Registers set the blocks per SM: 8x8 per
+ * thread fits 128 registers, so two 256-thread blocks (16 warps) share an SM;
+ * 8x16 per thread needs about 240, so one block of 8 warps, each with twice
+ * the independent FMAs per fragment load. Shared memory (STAGES slices of
+ * both tiles) is 17-50 KB per block, inside an sm_80/sm_90 SM at that
+ * occupancy. The rates are this rung's own, from `tiledblas-bench --tune` on
+ * the H100 (the mean of its ratios to cuBLAS at 4096^3 and 8192^3, times
+ * cuBLAS's 51.3 TFLOP/s; docs/PERFORMANCE.md).
+ */
+const struct {
+    const char *name;
+    int bm, bn, blocks_per_sm;
+    double rate;
+    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream);
+} shapes[] = {
+    {"256x128x8", 256, 128, 1, 43.6, launch_for_trans<Multistage<StagedShape<256, 128, 8, 64, 64, 4, 1>>::Launch>},
+    {"128x256x8", 128, 256, 1, 38.5, launch_for_trans<Multistage<StagedShape<128, 256, 8, 64, 64, 4, 1>>::Launch>},
+    {"128x128x8", 128, 128, 2, 45.9, launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2>>::Launch>},
+    {"128x128x16", 128, 128, 2, 43.9, launch_for_trans<Multistage<StagedShape<128, 128, 16, 64, 32, 3, 2>>::Launch>},
+    {"64x64x8", 64, 64, 4, 35.9, launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4>>::Launch>},
+};
+constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
+
+} // namespace
+
+extern "C" int tb_multistage_shape_count(void)
+{
+    return SHAPE_COUNT;
+}
+
+extern "C" const char *tb_multistage_shape_name(int shape)
+{
+    return shape >= 0 && shape < SHAPE_COUNT ? shapes[shape].name : "unknown";
+}
+
+extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream)
+{
+    if (shape < 0 || shape >= SHAPE_COUNT)
+        return cudaErrorInvalidValue;
+    if (args->m <= 0 || args->n <= 0)
+        return cudaSuccess; /* nothing to compute (and a zero-sized grid would not launch) */
+    return shapes[shape].launch(args, stream);
+}
+
+/* The shape with the least predicted time (fastest_shape, as in regtile). */
+extern "C" cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream)
+{
+    return tb_launch_multistage_shape(fastest_shape(shapes, args), args, stream);
+}
