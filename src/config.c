@@ -7,16 +7,11 @@
 #include "internal.h"
 #include "kernels.h"
 
-/*
- * Crossover defaults, measured on the H100 machine (docs/PERFORMANCE.md):
- * below these the CPU BLAS finishes before the operands would have crossed
- * the bus.
- */
-#define TB_DEFAULT_GPU_MIN_FLOPS 1.0e7
-#define TB_DEFAULT_GPU_MIN_INTENSITY 24.0
+/* Below this (about 63^3) the CPU BLAS always wins: a GPU call alone costs ~20 microseconds. */
+#define TB_DEFAULT_GPU_MIN_FLOPS 5.0e5
 /* Below this one copy-compute-copy round beats the pipeline's set-up (1024^3 did). */
 #define TB_DEFAULT_PIPELINE_MIN_FLOPS 4e9
-/* Pinned staging of the pipelined path: 2 slots of B and C panels (~200 MB at 8192^3). */
+/* Pinned staging of the host-operand paths: 3 slots of B and C panels take ~200 MB at 8192^3. */
 #define TB_DEFAULT_PINNED_MB 512
 
 static tb_config config;
@@ -64,11 +59,10 @@ static void read_environment(void)
     }
 
     config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS);
-    config.gpu_min_intensity =
-        env_number("TILEDBLAS_GPU_MIN_INTENSITY", TB_DEFAULT_GPU_MIN_INTENSITY);
     config.pipeline_min_flops =
         env_number("TILEDBLAS_PIPELINE_MIN_FLOPS", TB_DEFAULT_PIPELINE_MIN_FLOPS);
     config.pinned_mb = (int)env_number("TILEDBLAS_PINNED_MB", TB_DEFAULT_PINNED_MB);
+    config.device_mb = (int)env_number("TILEDBLAS_DEVICE_MB", 0);
     config.copy_threads = (int)env_number("TILEDBLAS_COPY_THREADS", 0);
 }
 

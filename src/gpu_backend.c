@@ -1,10 +1,10 @@
 /*
  * The GPU path: device set-up, where pointers live, the device workspace, and
- * the direct path: operands in host memory are copied to the workspace, one
- * kernel of the ladder computes, C is copied back; operands already on the
- * device (or managed) are used in place. Large calls on host memory take the
- * pipelined path instead (gpu_pipeline.c). Nothing here runs before the first
- * GPU-eligible call.
+ * pinned staging, and the direct path: operands already on the device (or
+ * managed) are used in place, any others are copied to the workspace, one
+ * kernel of the ladder computes, C is copied back. Calls on host memory take
+ * the staged (gpu_staged.c) or pipelined (gpu_pipeline.c) path when they
+ * fit it. Nothing here runs before the first GPU-eligible call.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -26,10 +26,8 @@ static struct {
     int device;
     size_t max_pitch;
     cudaStream_t stream;
-    /* One workspace shared by all calls, grown on demand; calls take turns on it. */
+    /* Calls take turns on the device, its workspace and the pinned staging. */
     pthread_mutex_t lock;
-    float *workspace;
-    size_t workspace_bytes;
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -129,7 +127,8 @@ int tb_process_has_cuda(void)
  */
 static struct {
     pthread_once_t once;
-    CUresult (*pointer_attribute)(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+    CUresult (*pointer_attributes)(unsigned count, CUpointer_attribute *attributes, void **data,
+                                   CUdeviceptr ptr);
     CUresult (*get_current)(CUcontext *context);
     CUresult (*set_current)(CUcontext context);
 } driver = {.once = PTHREAD_ONCE_INIT};
@@ -139,7 +138,7 @@ static void find_driver(void)
     void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
         return;
-    *(void **)&driver.pointer_attribute = dlsym(handle, "cuPointerGetAttribute");
+    *(void **)&driver.pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
     *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
     *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
 }
@@ -147,17 +146,20 @@ static void find_driver(void)
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
 {
     pthread_once(&driver.once, find_driver);
-    unsigned int type = 0, managed = 0;
-    const CUdeviceptr address = (CUdeviceptr)(uintptr_t)p;
-    /* An error means a pointer the driver does not know: plain host memory. */
-    if (!p || !driver.pointer_attribute ||
-        driver.pointer_attribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) != CUDA_SUCCESS ||
-        driver.pointer_attribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, address) != CUDA_SUCCESS ||
-        driver.pointer_attribute(device, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address) != CUDA_SUCCESS)
+    unsigned type = 0, managed = 0;
+    int ordinal = -1;
+    /* One query per pointer (this runs on every call): a pointer the driver does not
+     * know comes back with the attributes unset, which reads as plain host memory. */
+    CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void *values[3] = {&type, &managed, &ordinal};
+    if (!p || !driver.pointer_attributes ||
+        driver.pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return TB_MEM_HOST;
+    *device = ordinal;
     if (managed)
         return TB_MEM_MANAGED;
-    return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : TB_MEM_HOST;
+    return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : type == CU_MEMORYTYPE_HOST ? TB_MEM_PINNED : TB_MEM_HOST;
 }
 
 int tb_gpu_device(void)
@@ -190,46 +192,105 @@ static size_t round_up(int64_t floats)
     return ((size_t)floats + 63) / 64 * 64;
 }
 
-cudaError_t tb_gpu_workspace(size_t floats, float **workspace)
+/* A buffer kept between calls and grown on demand: what it takes to allocate and free one. */
+typedef struct {
+    float *base;
+    size_t bytes;
+    cudaError_t (*allocate)(void **p, size_t bytes);
+    cudaError_t (*release)(void *p);
+} kept_buffer;
+
+static cudaError_t allocate_pinned(void **p, size_t bytes)
+{
+    return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
+}
+
+static kept_buffer workspace = {NULL, 0, cudaMalloc, cudaFree};
+static kept_buffer pinned = {NULL, 0, allocate_pinned, cudaFreeHost};
+
+/* Leave the driver and the application this much of the device, at least 256 MB. */
+static size_t device_reserve(size_t total)
+{
+    const size_t least = (size_t)256 << 20;
+    return total / 64 > least ? total / 64 : least;
+}
+
+size_t tb_gpu_memory_budget(void)
+{
+    size_t free_bytes = 0, total = 0, budget = workspace.bytes;
+    /* Our own workspace counts as free: growing it frees it first. */
+    if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) {
+        const size_t usable = free_bytes + workspace.bytes, reserve = device_reserve(total);
+        budget = usable > reserve ? usable - reserve : 0;
+    } else {
+        cudaGetLastError(); /* the next real operation reports a broken device */
+    }
+    const size_t cap = (size_t)tb_config_get()->device_mb << 20;
+    if (cap && cap < budget)
+        budget = cap;
+    return budget / sizeof(float);
+}
+
+int tb_gpu_device_fits(size_t floats)
+{
+    const size_t cap = (size_t)tb_config_get()->device_mb << 20;
+    if (cap && floats * sizeof(float) > cap)
+        return 0;
+    return floats * sizeof(float) <= workspace.bytes || floats <= tb_gpu_memory_budget();
+}
+
+/* The old buffer goes first: both may not fit at once. */
+static cudaError_t grow(kept_buffer *buffer, size_t floats, float **base)
 {
     const size_t bytes = floats * sizeof(float);
-    *workspace = gpu.workspace;
-    if (bytes <= gpu.workspace_bytes)
+    *base = buffer->base;
+    if (bytes <= buffer->bytes)
         return cudaSuccess;
-    if (gpu.workspace) {
-        cudaError_t status = cudaFree(gpu.workspace);
-        gpu.workspace = NULL;
-        gpu.workspace_bytes = 0;
+    if (buffer->base) {
+        cudaError_t status = buffer->release(buffer->base);
+        buffer->base = NULL;
+        buffer->bytes = 0;
         if (status != cudaSuccess)
             return status;
     }
-    cudaError_t status = cudaMalloc((void **)&gpu.workspace, bytes);
+    cudaError_t status = buffer->allocate((void **)&buffer->base, bytes);
     if (status != cudaSuccess) {
-        gpu.workspace = NULL;
+        buffer->base = NULL;
         return status;
     }
-    gpu.workspace_bytes = bytes;
-    *workspace = gpu.workspace;
+    buffer->bytes = bytes;
+    *base = buffer->base;
     return cudaSuccess;
 }
 
-/*
- * Copies a strided column-major block. 2D copies need pitches below the
- * device's limit; wider leading dimensions go column by column.
- */
-static cudaError_t copy_block(float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
-                              int64_t rows, int64_t cols, enum cudaMemcpyKind kind)
+cudaError_t tb_gpu_workspace(size_t floats, float **base)
+{
+    return grow(&workspace, floats, base);
+}
+
+size_t tb_gpu_pinned_budget(void)
+{
+    return ((size_t)tb_config_get()->pinned_mb << 20) / sizeof(float);
+}
+
+/* Callers keep within the budget. */
+cudaError_t tb_gpu_pinned(size_t floats, float **base)
+{
+    return grow(&pinned, floats, base);
+}
+
+/* 2D copies need pitches below the device's limit; wider leading dimensions go column by column. */
+cudaError_t tb_gpu_copy_block(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                              int64_t cols, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     const size_t width = (size_t)rows * sizeof(float);
     if (rows == src_ld && rows == dst_ld)
-        return cudaMemcpyAsync(dst, src, width * (size_t)cols, kind, gpu.stream);
+        return cudaMemcpyAsync(dst, src, width * (size_t)cols, kind, stream);
     const size_t dst_pitch = (size_t)dst_ld * sizeof(float), src_pitch = (size_t)src_ld * sizeof(float);
     if (dst_pitch <= gpu.max_pitch && src_pitch <= gpu.max_pitch)
-        return cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, (size_t)cols, kind,
-                                 gpu.stream);
+        return cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, (size_t)cols, kind, stream);
     for (int64_t j = 0; j < cols; j++) {
-        cudaError_t status =
-            cudaMemcpyAsync(dst + j * dst_ld, src + j * src_ld, width, kind, gpu.stream);
+        cudaError_t status = cudaMemcpyAsync(dst + j * dst_ld, src + j * src_ld, width, kind, stream);
         if (status != cudaSuccess)
             return status;
     }
@@ -240,8 +301,8 @@ static cudaError_t upload(operand *op)
 {
     if (op->resident || op->rows == 0 || op->cols == 0)
         return cudaSuccess;
-    return copy_block(op->device, op->device_ld, op->host, op->ld, op->rows, op->cols,
-                      cudaMemcpyHostToDevice);
+    return tb_gpu_copy_block(op->device, op->device_ld, op->host, op->ld, op->rows, op->cols,
+                             cudaMemcpyHostToDevice, gpu.stream);
 }
 
 static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
@@ -266,6 +327,8 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
         if (!staged[i]->resident)
             floats += round_up(staged[i]->rows * staged[i]->cols);
     const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
+    if (!tb_gpu_device_fits(floats + (size_t)scratch))
+        return cudaErrorMemoryAllocation;
     float *next;
     cudaError_t status = tb_gpu_workspace(floats + (size_t)scratch, &next);
     if (status != cudaSuccess)
@@ -296,37 +359,114 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     if ((status = tb_kernel_launch(kernel, &args, gpu.stream)) != cudaSuccess)
         return status;
     if (!c.resident &&
-        (status = copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
-                             cudaMemcpyDeviceToHost)) != cudaSuccess)
+        (status = tb_gpu_copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
+                                    cudaMemcpyDeviceToHost, gpu.stream)) != cudaSuccess)
         return status;
     return cudaStreamSynchronize(gpu.stream);
 }
 
-tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols)
+/* An n^3 launch on whatever the workspace holds: only its duration matters. */
+static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
+{
+    const int64_t size = n;
+    tb_gemm_args args = {.m = size, .n = size, .k = size, .alpha = 1.0f, .beta = 0.0f,
+                         .lda = size, .ldb = size, .ldc = size};
+    const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
+    float *device;
+    cudaEvent_t start = NULL, stop = NULL;
+    cudaError_t status;
+    if ((status = tb_gpu_workspace((size_t)(3 * size * size + scratch), &device)) != cudaSuccess)
+        return status;
+    args.a = device, args.b = device + size * size, args.c = device + 2 * size * size;
+    args.workspace = device + 3 * size * size, args.workspace_floats = scratch;
+    float ms = 0.0f;
+    if ((status = cudaMemsetAsync(device, 0, (size_t)(2 * size * size) * sizeof(float), gpu.stream)) == cudaSuccess &&
+        (status = cudaEventCreate(&start)) == cudaSuccess && (status = cudaEventCreate(&stop)) == cudaSuccess &&
+        (status = tb_kernel_launch(kernel, &args, gpu.stream)) == cudaSuccess && /* warm-up */
+        (status = cudaEventRecord(start, gpu.stream)) == cudaSuccess &&
+        (status = tb_kernel_launch(kernel, &args, gpu.stream)) == cudaSuccess &&
+        (status = cudaEventRecord(stop, gpu.stream)) == cudaSuccess &&
+        (status = cudaEventSynchronize(stop)) == cudaSuccess)
+        status = cudaEventElapsedTime(&ms, start, stop);
+    if (start)
+        cudaEventDestroy(start);
+    if (stop)
+        cudaEventDestroy(stop);
+    *seconds = 1e-3 * ms;
+    return status;
+}
+
+/*
+ * Host operands: large calls are pipelined, smaller ones staged through pinned
+ * memory whole; a call too large for both (tiny N, huge A) falls back to plain
+ * pageable copies, and one too large for the device to the CPU.
+ */
+static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
+                                        tb_gpu_progress *progress)
+{
+    const double flops = 2.0 * call->m * call->n * call->k;
+    tb_pipeline_plan plan;
+    if (flops >= tb_config_get()->pipeline_min_flops && tb_pipeline_plan_for(call, kernel, &plan))
+        return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
+    if (tb_staged_fits(call, kernel))
+        return tb_staged_sgemm(call, pinned, kernel, progress);
+    if (tb_pipeline_plan_for(call, kernel, &plan))
+        return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
+    return run_call(call, 0, kernel);
+}
+
+/* Calls take turns on the device; the application's current context on this thread is put back. */
+typedef struct {
+    CUcontext saved;
+    int restore;
+} gpu_turn;
+
+static cudaError_t begin_turn(gpu_turn *turn)
 {
     pthread_mutex_lock(&gpu.lock);
-    /* The application's current context on this thread is put back afterwards. */
     pthread_once(&driver.once, find_driver);
-    CUcontext saved = NULL;
-    const int restore = driver.get_current && driver.set_current &&
-                        driver.get_current(&saved) == CUDA_SUCCESS;
-    int64_t done = 0;
-    cudaError_t status = cudaSetDevice(gpu.device);
-    if (status == cudaSuccess)
-        status = !resident && tb_pipeline_suits(call) ? tb_pipeline_sgemm(call, kernel, &done)
-                                                      : run_call(call, resident, kernel);
-    *done_cols = status == cudaSuccess ? call->n : (int)done;
+    turn->saved = NULL;
+    turn->restore = driver.get_current && driver.set_current &&
+                    driver.get_current(&turn->saved) == CUDA_SUCCESS;
+    return cudaSetDevice(gpu.device);
+}
+
+/* Out of memory leaves the GPU usable (later calls may fit); any other error disables it. */
+static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
+{
     tb_gpu_status result = TB_GPU_OK;
     if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError(); /* not sticky: later calls may fit */
+        cudaGetLastError(); /* not sticky */
         result = TB_GPU_NO_MEMORY;
     } else if (status != cudaSuccess) {
         disable("CUDA error", status);
         tb_warn("GPU path failed (%s); this and later calls use the CPU BLAS", gpu.why_not);
         result = TB_GPU_FAILED;
     }
-    if (restore)
-        driver.set_current(saved);
+    if (turn->restore)
+        driver.set_current(turn->saved);
     pthread_mutex_unlock(&gpu.lock);
     return result;
+}
+
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, int kernel,
+                           tb_gpu_progress *progress)
+{
+    gpu_turn turn;
+    *progress = (tb_gpu_progress){0, call->m, 0};
+    cudaError_t status = begin_turn(&turn);
+    if (status == cudaSuccess)
+        status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
+    if (status == cudaSuccess)
+        *progress = (tb_gpu_progress){call->m, 0, 0};
+    return end_turn(&turn, status);
+}
+
+tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds)
+{
+    gpu_turn turn;
+    cudaError_t status = begin_turn(&turn);
+    if (status == cudaSuccess)
+        status = time_kernel_locked(kernel, n, seconds);
+    return end_turn(&turn, status);
 }

@@ -1,17 +1,23 @@
 /*
  * The pipelined GPU path for operands in host memory.
  *
- * op(A) goes to the device once, in pieces whose kernels for the first panel
- * start as each piece lands; C is computed in panels of columns. While
- * the kernel works on panel p, the host copies B's panel p+1 (and C's, when
- * beta != 0) from the caller's pageable memory into pinned staging with a pool
- * of threads, the copy engines move staged panels in and finished panels out,
- * and the host copies panel p-1 of C from pinned staging into the caller's C.
- * Two staging slots on each side keep all of these in flight at once.
+ * C is computed in blocks of rows, each with its rows of op(A) resident on the
+ * device, and each block in panels of columns. A block's op(A) goes to the
+ * device once, in pieces whose kernels for the first panel start as each piece
+ * lands. While the kernel works on panel p, the host copies B's panel p+1 (and
+ * C's, when beta != 0) from the caller's pageable memory into pinned staging
+ * with a pool of threads, the copy engines move staged panels in and finished
+ * panels out, and the host copies panel p-1 of C from pinned staging into the
+ * caller's C. Three staging slots keep all of these in flight at once, so the
+ * host copies, the one resource every byte passes through, never wait.
+ * Operands in pinned memory skip the host copies (C on the way out only when
+ * beta == 0, see tb_pipeline_sgemm).
  *
+ * One row block holds all of C unless op(A) and two panels exceed the device
+ * memory (or pinned staging) allowed: then B crosses the bus once per block.
  * Each panel of C reaches the caller only once its kernel and copy succeeded:
- * on an error the columns done so far are final and the caller computes the
- * rest elsewhere.
+ * on an error what is done so far is final and the caller computes the rest
+ * elsewhere.
  */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -19,10 +25,12 @@
 #include "internal.h"
 #include "kernels.h"
 
-#define SLOTS 2
+#define SLOTS 3
 /* Panels narrower than this starve the kernel; fewer than this many leave nothing to overlap. */
 #define MIN_PANEL 128
 #define TARGET_PANELS 8
+/* Row blocks (when C needs several) are whole multiples of the kernels' tiles. */
+#define ROW_ALIGN 128
 
 typedef struct {
     cudaStream_t h2d, compute, d2h;
@@ -30,8 +38,6 @@ typedef struct {
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
     cudaEvent_t a_staged[SLOTS]; /* the slot's piece of A has been copied to the device */
-    float *pinned; /* SLOTS x (input region, output region) */
-    size_t pinned_floats;
     int ready;
 } pipeline;
 
@@ -54,55 +60,81 @@ static cudaError_t create_resources(pipeline *p)
     return cudaSuccess;
 }
 
-/* Pinned staging grows on demand up to TILEDBLAS_PINNED_MB and is kept for later calls. */
-static cudaError_t ensure_pinned(pipeline *p, size_t floats)
+/* Pinned floats per slot: an input region (B panel, then C panel) and an output region (C panel). */
+static int64_t slot_in_floats(const tb_call *call, int64_t rows, int64_t width)
 {
-    if (floats <= p->pinned_floats)
-        return cudaSuccess;
-    if (p->pinned) {
-        cudaError_t status = cudaFreeHost(p->pinned);
-        p->pinned = NULL;
-        p->pinned_floats = 0;
-        if (status != cudaSuccess)
-            return status;
-    }
-    cudaError_t status = cudaHostAlloc((void **)&p->pinned, floats * sizeof(float), cudaHostAllocDefault);
-    if (status != cudaSuccess) {
-        p->pinned = NULL;
-        return status;
-    }
-    p->pinned_floats = floats;
-    return cudaSuccess;
+    return (int64_t)call->k * width + (call->beta != 0.0f ? rows * width : 0);
 }
 
-/* Columns per panel: about TARGET_PANELS panels, a multiple of the tile, within the staging cap. */
-static int64_t panel_width(const tb_call *call)
+/* Device floats: a row block of op(A), then per slot a B panel and a C panel. */
+static int64_t device_floats(const tb_call *call, int64_t rows, int64_t width)
 {
-    const int64_t cap_floats = (int64_t)tb_config_get()->pinned_mb * (1 << 20) / (int64_t)sizeof(float);
-    const int64_t per_column = (int64_t)call->k + (call->beta != 0.0f ? 2 : 1) * (int64_t)call->m;
-    int64_t width = (call->n + TARGET_PANELS - 1) / TARGET_PANELS;
+    return rows * call->k + SLOTS * ((int64_t)call->k * width + rows * width);
+}
+
+static tb_gemm_args panel_args(const tb_call *call, int64_t rows, int64_t width)
+{
+    return (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = rows, .n = width,
+                          .k = call->k, .alpha = call->alpha, .beta = call->beta,
+                          .lda = call->trans_a ? call->k : rows, .ldc = rows};
+}
+
+/* The most rows per block that `width`-column panels leave room for, or 0. */
+static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned, int64_t device)
+{
+    const int64_t k = call->k, c_ways = call->beta != 0.0f ? 2 : 1;
+    const int64_t by_pinned = (pinned / SLOTS - k * width) / (c_ways * width);
+    const int64_t by_device = (device - SLOTS * k * width) / (k + SLOTS * width);
+    int64_t rows = by_pinned < by_device ? by_pinned : by_device;
+    rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;
+    /* The pieces op(A) is uploaded in share a C panel's staging: when A is transposed
+     * a piece is whole stored columns of k floats, and one at least must fit. */
+    if (call->trans_a && rows * width < k)
+        return 0;
+    return rows > 0 ? rows : 0;
+}
+
+/*
+ * About TARGET_PANELS panels of C, a multiple of MIN_PANEL wide, with all of
+ * C in one row block when the budgets allow; otherwise the width that needs
+ * the fewest row blocks, since each sends B over the bus again.
+ */
+int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan)
+{
+    (void)kernel;
+    const int64_t n = call->n;
+    if (n < 2 * MIN_PANEL)
+        return 0;
+    const int64_t pinned = (int64_t)tb_gpu_pinned_budget(), device = (int64_t)tb_gpu_memory_budget();
+    int64_t width = (n + TARGET_PANELS - 1) / TARGET_PANELS;
     width = (width + MIN_PANEL - 1) / MIN_PANEL * MIN_PANEL;
-    const int64_t fits = cap_floats / SLOTS / per_column / MIN_PANEL * MIN_PANEL;
-    return width < fits ? width : fits;
+    *plan = (tb_pipeline_plan){0, 0};
+    int64_t fewest_blocks = 0;
+    for (; width >= MIN_PANEL; width = width / 2 / MIN_PANEL * MIN_PANEL) {
+        const int64_t rows = rows_that_fit(call, width, pinned, device);
+        if (rows == 0 || n < 2 * width)
+            continue;
+        const int64_t blocks = (call->m + rows - 1) / rows;
+        if (fewest_blocks == 0 || blocks < fewest_blocks) {
+            fewest_blocks = blocks;
+            *plan = (tb_pipeline_plan){rows, width};
+        }
+        if (blocks == 1)
+            break;
+    }
+    return plan->rows > 0;
 }
 
-int tb_pipeline_suits(const tb_call *call)
-{
-    const int64_t width = panel_width(call);
-    /* The pieces of A that the first panel's kernels start on (they share a C panel's
-     * staging) must be big enough for a kernel: MIN_PANEL rows, or MIN_PANEL steps of K. */
-    const int64_t per_piece = call->trans_a ? (int64_t)call->k : (int64_t)call->m;
-    return 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops &&
-           width >= MIN_PANEL && call->n >= 2 * width && width * call->m >= MIN_PANEL * per_piece;
-}
-
-/* Everything one call's panels share. */
+/* Everything one row block's panels share. */
 typedef struct {
     pipeline *p;
-    const tb_call *call;
+    const tb_call *call; /* the row block */
     int kernel;
     int with_c;
+    unsigned pinned;   /* TB_RESIDENT_* bits of operands the copy engines reach directly */
+    int direct_out;    /* C is pinned and beta == 0: panels go straight to the caller's C */
     int64_t width;
+    int64_t out_floats; /* capacity of each pinned output, which also stages pieces of A */
     tb_gemm_args args; /* device operands; m, n, a, b, c set per launch */
     float *a_dev, *b_dev[SLOTS], *c_dev[SLOTS];
     float *b_pin[SLOTS], *c_in_pin[SLOTS], *c_out_pin[SLOTS];
@@ -114,7 +146,10 @@ static int64_t panel_cols(const run_state *r, int64_t q)
     return r->call->n - j0 < r->width ? r->call->n - j0 : r->width;
 }
 
-/* Host copy of panel q's B (and C) into its slot's pinned input, then the DMA to the device. */
+/*
+ * Host copy of panel q's B (and C) into its slot's pinned input, then the DMA
+ * to the device; operands in pinned memory go to the device directly.
+ */
 static cudaError_t stage_panel(run_state *r, int64_t q)
 {
     const tb_call *call = r->call;
@@ -123,22 +158,28 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
     const int64_t j0 = q * r->width, cols = panel_cols(r, q), m = call->m;
     /* op(B)'s panel is stored k x cols, or cols x k when B is transposed. */
     const int64_t b_rows = call->trans_b ? cols : call->k, b_cols = call->trans_b ? call->k : cols;
-    const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb;
+    const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb, *c_src = call->c + j0 * call->ldc;
+    const int b_direct = r->pinned & TB_RESIDENT_B, c_direct = r->pinned & TB_RESIDENT_C;
     cudaError_t status;
     /* The slot's pinned input is free once its previous DMA is done. */
     if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
         return status;
-    tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-    if (r->with_c)
-        tb_host_copy(r->c_in_pin[s], m, call->c + j0 * call->ldc, call->ldc, m, cols);
+    if (!b_direct)
+        tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
+    if (r->with_c && !c_direct)
+        tb_host_copy(r->c_in_pin[s], m, c_src, call->ldc, m, cols);
     /* The slot's device panels are free once its previous kernel and drain are done. */
     if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->h2d, p->drained[s], 0)) != cudaSuccess ||
-        (status = cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
-                                  cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
+        (status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
+                                               cudaMemcpyHostToDevice, p->h2d)
+                           : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
+                                             cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
         return status;
-    if (r->with_c && (status = cudaMemcpyAsync(r->c_dev[s], r->c_in_pin[s], (size_t)(m * cols) * sizeof(float),
-                                               cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
+    if (r->with_c &&
+        (status = c_direct ? tb_gpu_copy_block(r->c_dev[s], m, c_src, call->ldc, m, cols, cudaMemcpyHostToDevice, p->h2d)
+                           : cudaMemcpyAsync(r->c_dev[s], r->c_in_pin[s], (size_t)(m * cols) * sizeof(float),
+                                             cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
         return status;
     return cudaEventRecord(p->staged[s], p->h2d);
 }
@@ -179,11 +220,13 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     const int s = (int)(q % SLOTS);
     cudaError_t status;
     /* The pinned output was emptied by finish_panel(q - SLOTS), which ran before this. */
+    const int64_t m = r->call->m, cols = panel_cols(r, q);
     if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess ||
-        (status = cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s],
-                                  (size_t)(r->call->m * panel_cols(r, q)) * sizeof(float),
-                                  cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess)
+        (status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
+                                                    r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
+                                : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
+                                                  cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess)
         return status;
     return cudaEventRecord(p->drained[s], p->d2h);
 }
@@ -194,20 +237,30 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
     cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
-    if (status == cudaSuccess)
+    if (status == cudaSuccess && !r->direct_out)
         tb_host_copy(call->c + q * r->width * call->ldc, call->ldc, r->c_out_pin[s], call->m,
                      call->m, panel_cols(r, q));
     return status;
 }
 
+/* The kernel of piece x0.. (units of them) of op(A) for panel q: rows of C, or a slice of K. */
+static cudaError_t compute_a_piece(run_state *r, int64_t q, int64_t x0, int64_t units)
+{
+    const tb_call *call = r->call;
+    return call->trans_a ? compute_piece(r, q, x0, units, 0, call->k, call->beta)
+                         : compute_piece(r, q, 0, call->m, x0, units, x0 == 0 ? call->beta : 1.0f);
+}
+
 /*
- * Panel 0 with op(A) arriving in pieces that are contiguous in its storage:
- * blocks of rows when A is transposed (whole stored columns), slices of K
- * otherwise. Each piece goes through a staging buffer (the slots' pinned
- * outputs, unused until the first drain) and its kernel starts as soon as it
- * lands, so the upload of A overlaps compute; slices of K add up in C.
+ * The first `lead` panels (one per slot) with op(A) arriving in pieces that
+ * are contiguous in its storage: blocks of rows when A is transposed (whole
+ * stored columns), slices of K otherwise. Each piece goes through a staging
+ * buffer (the slots' pinned outputs, unused until the first drain) and the
+ * kernels of every panel staged so far start on it as soon as it lands, so
+ * the GPU keeps busy while A, the largest single transfer, comes in. Panels
+ * 1.. are staged between the first pieces and catch up on the pieces before.
  */
-static cudaError_t first_panel(run_state *r)
+static cudaError_t first_panels(run_state *r, int64_t lead)
 {
     const tb_call *call = r->call;
     pipeline *p = r->p;
@@ -215,83 +268,136 @@ static cudaError_t first_panel(run_state *r)
     cudaError_t status = stage_panel(r, 0);
     if (status != cudaSuccess)
         return status;
-    /* A piece fills one pinned output (m x width floats) at most. */
+    int64_t staged = 1;
+    /* A piece fills one pinned output at most. */
     const int64_t extent = call->trans_a ? m : k, per_unit = call->trans_a ? k : m;
-    int64_t piece = m * r->width / per_unit;
+    int64_t piece = r->out_floats / per_unit;
     piece = piece < 1 ? 1 : piece > extent ? extent : piece;
     for (int64_t x0 = 0, i = 0; x0 < extent; x0 += piece, i++) {
         const int s = (int)(i % SLOTS);
         const int64_t units = extent - x0 < piece ? extent - x0 : piece;
         float *stage = r->c_out_pin[s];
+        const float *source = call->a + x0 * call->lda;
         /* Stored columns x0.. of A: k x units (transposed) or m x units, dense on the device. */
         if ((status = cudaEventSynchronize(p->a_staged[s])) != cudaSuccess)
             return status;
-        tb_host_copy(stage, per_unit, call->a + x0 * call->lda, call->lda, per_unit, units);
-        if ((status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage,
-                                      (size_t)(per_unit * units) * sizeof(float),
-                                      cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess ||
+        if (r->pinned & TB_RESIDENT_A)
+            status = tb_gpu_copy_block(r->a_dev + x0 * per_unit, per_unit, source, call->lda, per_unit, units,
+                                       cudaMemcpyHostToDevice, p->h2d);
+        else {
+            tb_host_copy(stage, per_unit, source, call->lda, per_unit, units);
+            status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage, (size_t)(per_unit * units) * sizeof(float),
+                                     cudaMemcpyHostToDevice, p->h2d);
+        }
+        if (status != cudaSuccess ||
             (status = cudaEventRecord(p->a_staged[s], p->h2d)) != cudaSuccess ||
             (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess)
             return status;
-        status = call->trans_a ? compute_piece(r, 0, x0, units, 0, k, call->beta)
-                               : compute_piece(r, 0, 0, m, x0, units, x0 == 0 ? call->beta : 1.0f);
-        if (status != cudaSuccess)
-            return status;
+        for (int64_t q = 0; q < staged; q++)
+            if ((status = compute_a_piece(r, q, x0, units)) != cudaSuccess)
+                return status;
+        if (staged < lead) {
+            if ((status = stage_panel(r, staged)) != cudaSuccess)
+                return status;
+            for (int64_t y0 = 0; y0 <= x0; y0 += piece)
+                if ((status = compute_a_piece(r, staged, y0, extent - y0 < piece ? extent - y0 : piece)) !=
+                    cudaSuccess)
+                    return status;
+            staged++;
+        }
     }
-    return drain_panel(r, 0);
+    for (int64_t q = staged; q < lead; q++) /* A came in fewer pieces than there are slots */
+        if ((status = stage_panel(r, q)) != cudaSuccess || (status = compute_piece(r, q, 0, m, 0, k, call->beta)) != cudaSuccess)
+            return status;
+    for (int64_t q = 0; q < lead; q++)
+        if ((status = drain_panel(r, q)) != cudaSuccess)
+            return status;
+    return cudaSuccess;
 }
 
-cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_cols)
+/* Finishes panels in order up to `last`; *next is the first unfinished one. */
+static cudaError_t finish_through(run_state *r, int64_t last, int64_t *next, int64_t *cols_done)
+{
+    for (; *next <= last; ++*next) {
+        cudaError_t status = finish_panel(r, *next);
+        if (status != cudaSuccess)
+            return status;
+        *cols_done = (*next + 1) * r->width < r->call->n ? (*next + 1) * r->width : r->call->n;
+    }
+    return cudaSuccess;
+}
+
+/*
+ * One row block: the first panels with op(A) arriving, then the others.
+ * While the GPU works on panel q, the host stages panel q+1 and finishes
+ * panel q-2; a slot is reused three panels later, after its panel was finished.
+ */
+static cudaError_t run_block(run_state *r, int64_t *cols_done)
+{
+    const int64_t width = r->width, n = r->call->n, panels = (n + width - 1) / width;
+    const int64_t lead = panels < SLOTS ? panels : SLOTS;
+    int64_t next = 0; /* the first panel not yet finished */
+    r->args.m = r->call->m;
+    r->args.lda = r->call->trans_a ? r->call->k : r->call->m;
+    r->args.ldc = r->call->m;
+    cudaError_t status = first_panels(r, lead);
+    for (int64_t q = lead; q < panels + SLOTS - 1 && status == cudaSuccess; q++) {
+        /* Panel q's drain reuses the pinned output of panel q - SLOTS: finish that one first. */
+        if (q < panels && ((status = stage_panel(r, q)) != cudaSuccess ||
+                           (status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess ||
+                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, r->call->beta)) != cudaSuccess ||
+                           (status = drain_panel(r, q)) != cudaSuccess))
+            break;
+        status = finish_through(r, q - (SLOTS - 1), &next, cols_done);
+    }
+    return status;
+}
+
+cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int kernel,
+                              const tb_pipeline_plan *plan, tb_gpu_progress *progress)
 {
     pipeline *p = &pipe_state;
-    *done_cols = 0;
     cudaError_t status;
     if (!p->ready && (status = create_resources(p)) != cudaSuccess)
         return status;
 
-    const int64_t m = call->m, n = call->n, k = call->k;
-    run_state r = {.p = p, .call = call, .kernel = kernel, .with_c = call->beta != 0.0f,
-                   .width = panel_width(call)};
-    const int64_t width = r.width, panels = (n + width - 1) / width;
-
-    /* Pinned: per slot an input region (B panel, then C panel) and an output region (C panel). */
-    const size_t in_floats = (size_t)(k * width + (r.with_c ? m * width : 0));
-    const size_t slot_floats = in_floats + (size_t)(m * width);
-    if ((status = ensure_pinned(p, SLOTS * slot_floats)) != cudaSuccess)
+    const int64_t m = call->m, k = call->k, rows = plan->rows, width = plan->width;
+    /* A pinned C is written directly only when beta == 0: a copy cut short by an error then
+     * leaves nothing the CPU would read when it computes the rest. */
+    run_state r = {.p = p, .kernel = kernel, .with_c = call->beta != 0.0f, .pinned = pinned_operands,
+                   .direct_out = (pinned_operands & TB_RESIDENT_C) && call->beta == 0.0f, .width = width,
+                   .out_floats = rows * width};
+    const int64_t in_floats = slot_in_floats(call, rows, width), slot_floats = in_floats + rows * width;
+    float *pinned, *device;
+    if ((status = tb_gpu_pinned((size_t)(SLOTS * slot_floats), &pinned)) != cudaSuccess)
         return status;
-
-    /* Device: op(A) whole, then per slot a B panel and a C panel, then the kernel's scratch. */
-    r.args = (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = m, .n = width,
-                            .k = k, .alpha = call->alpha, .beta = call->beta,
-                            .lda = call->trans_a ? k : m, .ldc = m};
-    const int64_t scratch = tb_kernel_workspace_floats(kernel, &r.args);
-    const size_t a_floats = (size_t)(m * k), panel_floats = (size_t)(k * width + m * width);
-    float *device;
-    if ((status = tb_gpu_workspace(a_floats + SLOTS * panel_floats + (size_t)scratch, &device)) != cudaSuccess)
+    /* The kernel's scratch (split-K) when the budget leaves room; it runs unsplit without. */
+    r.args = panel_args(call, rows, width);
+    const int64_t needed = device_floats(call, rows, width);
+    int64_t scratch = tb_kernel_workspace_floats(kernel, &r.args);
+    if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + scratch)))
+        scratch = 0;
+    if (!tb_gpu_device_fits((size_t)needed))
+        return cudaErrorMemoryAllocation;
+    if ((status = tb_gpu_workspace((size_t)(needed + scratch), &device)) != cudaSuccess)
         return status;
     r.a_dev = device;
     for (int s = 0; s < SLOTS; s++) {
-        r.b_dev[s] = device + a_floats + (size_t)s * panel_floats;
+        r.b_dev[s] = device + rows * k + s * (k * width + rows * width);
         r.c_dev[s] = r.b_dev[s] + k * width;
-        r.b_pin[s] = p->pinned + (size_t)s * slot_floats;
+        r.b_pin[s] = pinned + s * slot_floats;
         r.c_in_pin[s] = r.b_pin[s] + k * width;
         r.c_out_pin[s] = r.b_pin[s] + in_floats;
     }
-    r.args.workspace = device + a_floats + SLOTS * panel_floats;
+    r.args.workspace = scratch > 0 ? device + needed : NULL;
     r.args.workspace_floats = scratch;
 
-    /* While the GPU works on panel q, the host stages panel q+1 and finishes panel q-1. */
-    int64_t finished = 0;
-    status = first_panel(&r);
-    for (int64_t q = 1; q <= panels && status == cudaSuccess; q++) {
-        if (q < panels && ((status = stage_panel(&r, q)) != cudaSuccess ||
-                           (status = compute_piece(&r, q, 0, m, 0, k, call->beta)) != cudaSuccess ||
-                           (status = drain_panel(&r, q)) != cudaSuccess))
-            break;
-        if ((status = finish_panel(&r, q - 1)) == cudaSuccess)
-            finished = q;
+    for (int64_t i0 = 0; i0 < m && status == cudaSuccess; i0 += rows) {
+        const tb_call block = tb_call_block(call, i0, m - i0 < rows ? m - i0 : rows, 0, call->n);
+        r.call = &block;
+        *progress = (tb_gpu_progress){i0, block.m, 0};
+        status = run_block(&r, &progress->cols_done);
     }
-    *done_cols = finished * width < n ? finished * width : n;
     if (status != cudaSuccess)
         cudaDeviceSynchronize(); /* nothing may still write the staging when the caller moves on */
     return status;

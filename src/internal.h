@@ -26,6 +26,18 @@ typedef struct tb_call {
     int ldc;
 } tb_call;
 
+/* Rows i0.. (rows of them) and columns j0.. (cols of them) of the call's C, with their operands. */
+static inline tb_call tb_call_block(const tb_call *call, int64_t i0, int64_t rows, int64_t j0, int64_t cols)
+{
+    tb_call block = *call;
+    block.m = (int)rows;
+    block.n = (int)cols;
+    block.a += call->trans_a ? i0 * call->lda : i0;
+    block.b += call->trans_b ? j0 : j0 * call->ldb;
+    block.c += i0 + j0 * call->ldc;
+    return block;
+}
+
 /* The call as the application made it, for the per-call trace. */
 typedef struct tb_origin {
     const char *api;  /* "cblas" or "f77" */
@@ -43,13 +55,19 @@ typedef struct tb_config {
     tb_device_mode device;
     int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call */
     int kernel;           /* tb_kernel_id */
-    double gpu_min_flops; /* auto: smallest 2*m*n*k sent to the GPU */
-    double gpu_min_intensity; /* auto: smallest flops per byte crossing the bus */
+    double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
     double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
     int pinned_mb;        /* cap on pinned staging memory */
+    int device_mb;        /* cap on the device memory the GPU path uses; 0: what is free */
     int copy_threads;     /* host copy threads; 0: half the CPUs */
 } tb_config;
 const tb_config *tb_config_get(void);
+
+/* --- auto mode's cost model (src/cost_model.c) --- */
+/* Why the CPU BLAS should take this call on host memory, or NULL when the GPU is faster. */
+const char *tb_cpu_is_faster(const tb_call *call);
+/* The measured constants as text; 0 (and nothing written) before the first measurement. */
+int tb_cost_model_describe(char *text, size_t size);
 
 /* --- CPU backend (src/cpu_backend.c) --- */
 void tb_cpu_sgemm(const tb_call *call);
@@ -66,11 +84,12 @@ typedef enum {
     TB_GPU_FAILED     /* any other CUDA error; the GPU is disabled for the process */
 } tb_gpu_status;
 typedef enum {
-    TB_MEM_HOST = 0, /* ordinary or pinned host memory */
+    TB_MEM_HOST = 0, /* ordinary (pageable) host memory */
+    TB_MEM_PINNED,   /* host memory pinned or registered with CUDA: the copy engines reach it directly */
     TB_MEM_MANAGED,  /* managed: the GPU uses it in place, the CPU can read it too */
     TB_MEM_DEVICE    /* device memory: only the GPU can read it */
 } tb_mem_kind;
-/* Which operands already live on the device (or are managed): bits of a mask. */
+/* Which operands already live on the device (or are managed), or are pinned: bits of a mask. */
 enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
 
 int tb_gpu_usable(void);         /* initialises CUDA on first use */
@@ -81,15 +100,47 @@ int tb_process_has_cuda(void);
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
 /* The device the GPU path runs on (valid once tb_gpu_usable()). */
 int tb_gpu_device(void);
-/* Runs the call with kernel `kernel`; operands named in `resident` are used in place. */
-/* Sets *done_cols to the columns of C that are final (all of them on success). */
-tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, int kernel, int *done_cols);
+/*
+ * What of C is final after a GPU path stopped: rows [0, rows_done) wholly, and
+ * rows [rows_done, rows_done + block_rows) in columns [0, cols_done). Nothing
+ * else has been written.
+ */
+typedef struct tb_gpu_progress {
+    int64_t rows_done, block_rows, cols_done;
+} tb_gpu_progress;
+/* Runs the call with kernel `kernel`; operands named in `resident` are used in place, those
+ * named in `pinned` are copied to and from without staging. */
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, int kernel,
+                           tb_gpu_progress *progress);
+/* Copies a strided column-major block on `stream` (2D copies where the pitches allow). */
+cudaError_t tb_gpu_copy_block(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                              int64_t cols, enum cudaMemcpyKind kind, cudaStream_t stream);
+/* Floats of device memory the GPU path may hold at most (free memory and TILEDBLAS_DEVICE_MB). */
+size_t tb_gpu_memory_budget(void);
+/* Whether the workspace may grow to `floats` (cheap while it is already that large). */
+int tb_gpu_device_fits(size_t floats);
+/* Times kernel `kernel` on an n^3 problem in the workspace (CUDA events). */
+tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds);
 /* The device workspace, grown to at least `floats` (under the GPU lock). */
 cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
+/* Pinned staging memory shared by the host-operand paths, grown to at least `floats` (under the GPU lock). */
+cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
+/* Floats of pinned staging allowed (TILEDBLAS_PINNED_MB). */
+size_t tb_gpu_pinned_budget(void);
 
-/* --- pipelined GPU path for host operands (src/gpu_pipeline.c), under the GPU lock --- */
-int tb_pipeline_suits(const tb_call *call);
-cudaError_t tb_pipeline_sgemm(const tb_call *call, int kernel, int64_t *done_cols);
+/* --- staged GPU path for host operands (src/gpu_staged.c), under the GPU lock --- */
+int tb_staged_fits(const tb_call *call, int kernel);
+cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress);
+
+/* --- pipelined GPU path for large calls on host operands (src/gpu_pipeline.c), under the GPU lock --- */
+/* How one call is cut: row blocks of C (op(A)'s block resident), each in panels of columns. */
+typedef struct tb_pipeline_plan {
+    int64_t rows, width;
+} tb_pipeline_plan;
+/* Whether the call can be pipelined within the memory budgets, and how. */
+int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan);
+cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *plan,
+                              tb_gpu_progress *progress);
 
 /* --- parallel host copies (src/host_copy.c) --- */
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,

@@ -48,7 +48,10 @@ __attribute__((destructor)) static void print_summary(void)
         return;
     /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
     const char *backend = tb_cpu_backend_if_resolved();
-    fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s\n",
+    char costs[256];
+    const int measured = tb_cost_model_describe(costs, sizeof costs);
+    fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s%s%s\n",
             totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
-            backend ? ", cpu backend " : "", backend ? backend : "");
+            backend ? ", cpu backend " : "", backend ? backend : "", measured ? ", cost model: " : "",
+            measured ? costs : "");
 }

@@ -14,16 +14,17 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Operands in device or managed memory, which the GPU path uses in place. */
+/* Operands in device or managed memory, which the GPU path uses in place, and pinned ones. */
 typedef struct {
     unsigned mask;    /* TB_RESIDENT_* bits */
+    unsigned pinned;  /* TB_RESIDENT_* bits of operands in pinned host memory */
     int cpu_readable; /* all managed (or none resident): the CPU BLAS can still read them */
     int device;       /* their device; -1 none, -2 several */
 } residency;
 
 static residency find_residency(const tb_call *call, int reads_ab)
 {
-    residency where = {0, 1, -1};
+    residency where = {0, 0, 1, -1};
     if (!tb_process_has_cuda())
         return where;
     const float *operands[3] = {reads_ab ? call->a : NULL, reads_ab ? call->b : NULL, call->c};
@@ -31,30 +32,15 @@ static residency find_residency(const tb_call *call, int reads_ab)
     for (int i = 0; i < 3; i++) {
         int device = -1;
         const tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
-        if (kind == TB_MEM_HOST)
+        if (kind == TB_MEM_PINNED)
+            where.pinned |= bits[i];
+        if (kind == TB_MEM_HOST || kind == TB_MEM_PINNED)
             continue;
         where.mask |= bits[i];
         where.cpu_readable &= kind == TB_MEM_MANAGED;
         where.device = where.device == -1 || where.device == device ? device : -2;
     }
     return where;
-}
-
-/*
- * Auto mode on host operands: NULL when the GPU should win, else why not.
- * Small calls lose to launch and setup costs; skinny ones (few flops per byte
- * that must cross the bus) lose to the copies.
- */
-static const char *cpu_wins(const tb_call *call, const tb_config *config)
-{
-    const double m = call->m, n = call->n, k = call->k;
-    const double flops = 2.0 * m * n * k;
-    const double bytes = 4.0 * (m * k + k * n + m * n * (call->beta != 0.0f ? 2.0 : 1.0));
-    if (flops < config->gpu_min_flops)
-        return "small";
-    if (flops < config->gpu_min_intensity * bytes)
-        return "skinny";
-    return NULL;
 }
 
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
@@ -96,17 +82,16 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         if (!use_gpu)
             TB_WARN_ONCE("TILEDBLAS_DEVICE=gpu but no usable GPU (%s); using the CPU BLAS",
                          tb_gpu_unusable_reason());
-    } else if ((reason = cpu_wins(call, config))) {
+    } else if ((reason = tb_cpu_is_faster(call))) {
         use_gpu = 0;
     } else {
         use_gpu = tb_gpu_usable();
-        reason = use_gpu ? "large" : "no-gpu";
+        reason = use_gpu ? "gpu-faster" : "no-gpu";
     }
 
-    tb_call rest = *call; /* what the CPU still has to compute */
     if (use_gpu) {
-        int done_cols = 0;
-        const tb_gpu_status status = tb_gpu_sgemm(call, resident, config->kernel, &done_cols);
+        tb_gpu_progress done;
+        const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         if (status == TB_GPU_OK) {
             tb_report_call(origin, 1, reason, seconds_now() - start);
             return;
@@ -116,12 +101,17 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             return;
         }
         reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
-        /* Columns the GPU finished are final; the CPU takes the others. */
-        rest.n -= done_cols;
-        rest.b += call->trans_b ? done_cols : (int64_t)done_cols * call->ldb;
-        rest.c += (int64_t)done_cols * call->ldc;
+        /* What the GPU finished is final; the CPU takes the rest of its row block and the rows below. */
+        const int64_t block_end = done.rows_done + done.block_rows;
+        const tb_call rest_of_block = tb_call_block(call, done.rows_done, done.block_rows, done.cols_done,
+                                                    call->n - done.cols_done);
+        const tb_call rows_below = tb_call_block(call, block_end, call->m - block_end, 0, call->n);
+        if (rest_of_block.m > 0 && rest_of_block.n > 0)
+            tb_cpu_sgemm(&rest_of_block);
+        if (rows_below.m > 0)
+            tb_cpu_sgemm(&rows_below);
+    } else {
+        tb_cpu_sgemm(call);
     }
-    if (rest.n > 0)
-        tb_cpu_sgemm(&rest);
     tb_report_call(origin, 0, reason, seconds_now() - start);
 }

@@ -1,7 +1,9 @@
 /*
  * cblas_sgemm with operands in GPU memory: cudaMalloc'ed A, B and C must be
  * used in place (in auto mode, even for a problem too small to be worth the
- * GPU for host data), and managed memory must work too. C is copied back with
+ * GPU for host data), and managed memory must work too; operands in pinned
+ * host memory (cudaHostAlloc), which the GPU paths copy without staging, must
+ * give the same results (run with TILEDBLAS_DEVICE=gpu to send them there). C is copied back with
  * its padding and guards, A and B are copied back to prove them unmodified;
  * results are compared with the reference.
  * Exits 77 (skipped) when CUDA sees no device or tiledblas cannot use it.
@@ -17,7 +19,7 @@
 static tb_tally tally;
 
 /* Where the operands live during the call. */
-typedef enum memory_kind { DEVICE_MEMORY, MANAGED_MEMORY } memory_kind;
+typedef enum memory_kind { DEVICE_MEMORY, MANAGED_MEMORY, PINNED_MEMORY } memory_kind;
 
 static int cuda_ok(cudaError_t status, const char *action, const char *operand)
 {
@@ -37,14 +39,24 @@ static int gpu_alloc(memory_kind kind, float **ptr, size_t bytes, const char *op
     if (kind == MANAGED_MEMORY)
         return cuda_ok(cudaMallocManaged((void **)ptr, bytes, cudaMemAttachGlobal),
                        "cudaMallocManaged", operand);
+    if (kind == PINNED_MEMORY)
+        return cuda_ok(cudaHostAlloc((void **)ptr, bytes, cudaHostAllocDefault), "cudaHostAlloc", operand);
     return cuda_ok(cudaMalloc((void **)ptr, bytes), "cudaMalloc", operand);
 }
 
-/* Managed memory is read and written on the host directly, right after the call: it must block. */
+static void gpu_free(memory_kind kind, float *ptr)
+{
+    if (kind == PINNED_MEMORY)
+        cudaFreeHost(ptr);
+    else
+        cudaFree(ptr);
+}
+
+/* Managed and pinned memory are read and written on the host directly, right after the call: it must block. */
 static int copy(memory_kind kind, void *dst, const void *src, size_t bytes,
                 enum cudaMemcpyKind direction, const char *operand)
 {
-    if (kind == MANAGED_MEMORY) {
+    if (kind != DEVICE_MEMORY) {
         memcpy(dst, src, bytes);
         return 1;
     }
@@ -56,8 +68,8 @@ static int copy(memory_kind kind, void *dst, const void *src, size_t bytes,
 static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
 {
     char label[300];
-    tb_case_label(gc, kind == MANAGED_MEMORY ? "managed memory" : "device pointers", label,
-                  sizeof label);
+    static const char *const kind_names[] = {"device pointers", "managed memory", "pinned memory"};
+    tb_case_label(gc, kind_names[kind], label, sizeof label);
     tb_gemm_operands ops;
     tb_operands_make(&ops, gc, rng);
     tb_matrix got;
@@ -85,7 +97,7 @@ static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
         tb_matrix_free(&ref);
     }
     for (int i = 0; i < 3; i++)
-        cudaFree(gpu[i]);
+        gpu_free(kind, gpu[i]);
     tb_tally_record(&tally, problems == 0, label);
     tb_matrix_free(&got);
     tb_operands_free(&ops);
@@ -132,6 +144,23 @@ int main(void)
         gc.beta = 0.7f;
         run_gpu_case(MANAGED_MEMORY, &gc, &rng);
     }
+
+    /* Pinned host memory: staged-path and pipeline-wide shapes, padded, beta zero and not. */
+    static const struct {
+        int m, n, k;
+    } pinned_shapes[] = {{129, 65, 257}, {300, 520, 150}};
+    for (size_t s = 0; s < sizeof pinned_shapes / sizeof pinned_shapes[0]; s++)
+        for (int li = 0; li < 2; li++)
+            for (int ai = 0; ai < 2; ai++) /* no transpose, transpose */
+                for (int bi = 0; bi < 2; bi++) {
+                    const float *pair = scalar_pairs[(ai + bi) % 2];
+                    tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = tb_transposes[ai],
+                                       .trans_b = tb_transposes[bi], .m = pinned_shapes[s].m,
+                                       .n = pinned_shapes[s].n, .k = pinned_shapes[s].k,
+                                       .alpha = pair[0], .beta = pair[1]};
+                    tb_case_set_ld(&gc, 2, 0, 1);
+                    run_gpu_case(PINNED_MEMORY, &gc, &rng);
+                }
 
     return tb_tally_report(&tally);
 }

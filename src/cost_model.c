@@ -1,0 +1,177 @@
+/*
+ * Auto mode's choice between the CPU BLAS and the GPU for calls on host
+ * memory: a cost model of both paths whose constants are measured on this
+ * machine, once, at the first call large enough to go either way (a few
+ * milliseconds; the exit summary of TILEDBLAS_VERBOSE=1 shows them):
+ *   CPU: a fixed cost plus flops at a rate, fitted to the CPU BLAS at 128^3
+ *        and 256^3 with all its threads;
+ *   GPU: a fixed cost per call, the bytes copied in and out at their own
+ *        rates, and the flops at the kernel's rate, each measured through the
+ *        real GPU path (copies and kernel are summed, not overlapped: the
+ *        model leans to the CPU).
+ * The GPU is chosen when its predicted time is the shorter.
+ */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "internal.h"
+
+static struct {
+    pthread_once_t once;
+    int valid;
+    double gpu_call_seconds;
+    double in_bytes_per_second, out_bytes_per_second;
+    double gpu_flops_per_second;
+    double cpu_call_seconds;
+    double cpu_flops_per_second;
+} costs = {.once = PTHREAD_ONCE_INIT};
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double bytes_in(const tb_call *call)
+{
+    const double m = call->m, n = call->n, k = call->k;
+    return 4.0 * (m * k + k * n + (call->beta != 0.0f ? m * n : 0.0));
+}
+
+static double bytes_out(const tb_call *call)
+{
+    return 4.0 * call->m * call->n;
+}
+
+static double flops_of(const tb_call *call)
+{
+    return 2.0 * call->m * call->n * call->k;
+}
+
+static double predict_gpu(const tb_call *call)
+{
+    return costs.gpu_call_seconds + bytes_in(call) / costs.in_bytes_per_second +
+           bytes_out(call) / costs.out_bytes_per_second + flops_of(call) / costs.gpu_flops_per_second;
+}
+
+/* A synthetic m x n x k call on `buffer` (large enough; values are irrelevant to timing). */
+static tb_call synthetic(float *buffer, int m, int n, int k)
+{
+    return (tb_call){.m = m, .n = n, .k = k, .alpha = 1.0f, .beta = 0.0f,
+                     .a = buffer, .lda = m, .b = buffer + (size_t)m * k, .ldb = k,
+                     .c = buffer + (size_t)m * k + (size_t)k * n, .ldc = m};
+}
+
+/* Fastest of `reps` runs on the GPU (after a warm-up), or a negative time on failure. */
+static double time_gpu(const tb_call *call, int reps)
+{
+    double best = -1.0;
+    for (int r = 0; r <= reps; r++) {
+        tb_gpu_progress progress;
+        const double start = seconds_now();
+        if (tb_gpu_sgemm(call, 0, 0, tb_config_get()->kernel, &progress) != TB_GPU_OK)
+            return -1.0;
+        const double t = seconds_now() - start;
+        if (r > 0 && (best < 0 || t < best))
+            best = t;
+    }
+    return best;
+}
+
+/* Fastest of `reps` runs of the CPU BLAS (after a warm-up, which may start its threads). */
+static double time_cpu(const tb_call *call, int reps)
+{
+    double best = -1.0;
+    for (int r = 0; r <= reps; r++) {
+        const double start = seconds_now();
+        tb_cpu_sgemm(call);
+        const double t = seconds_now() - start;
+        if (r > 0 && (best < 0 || t < best))
+            best = t;
+    }
+    return best;
+}
+
+/* The bytes moved in `seconds` once the other costs are taken off; noise cannot make it absurd. */
+static double rate_of(double bytes, double seconds, double other_seconds)
+{
+    const double moving = seconds - other_seconds;
+    return moving > bytes / 100e9 ? bytes / moving : 100e9;
+}
+
+static void calibrate(void)
+{
+    enum { SIDE = 2048, THIN = 16 };
+    /* The largest synthetic call: 2048 x 2048 C with K = 16, or A 2048 x 2048 with N = 16. */
+    const size_t floats = (size_t)SIDE * SIDE + 2 * (size_t)SIDE * THIN;
+    float *buffer = malloc(floats * sizeof(float));
+    if (!buffer)
+        return;
+    for (size_t i = 0; i < floats; i++)
+        buffer[i] = 0.5f;
+
+    const tb_call cpu_small = synthetic(buffer, 128, 128, 128), cpu_large = synthetic(buffer, 256, 256, 256);
+    const tb_call tiny = synthetic(buffer, THIN, THIN, THIN);
+    const tb_call inward = synthetic(buffer, SIDE, THIN, SIDE), outward = synthetic(buffer, SIDE, SIDE, THIN);
+    /* The GPU first: the CPU BLAS's threads may spin for a while after its calls, taking
+     * CPUs from the GPU path's host copies. */
+    double kernel_seconds = 0.0;
+    const double tiny_s = time_gpu(&tiny, 5), inward_s = time_gpu(&inward, 3), outward_s = time_gpu(&outward, 3);
+    const double cpu_small_s = time_cpu(&cpu_small, 5), cpu_large_s = time_cpu(&cpu_large, 5);
+    const int gpu_ok = tiny_s > 0 && inward_s > 0 && outward_s > 0 &&
+                       tb_gpu_time_kernel(tb_config_get()->kernel, 1024, &kernel_seconds) == TB_GPU_OK &&
+                       kernel_seconds > 0.0;
+    free(buffer);
+    if (!gpu_ok)
+        return;
+    costs.gpu_call_seconds = tiny_s;
+    costs.gpu_flops_per_second = 2.0 * 1024 * 1024 * 1024 / kernel_seconds;
+    /* Each synthetic call moves mostly one way; the other way's bytes are costed at the first rate. */
+    costs.in_bytes_per_second =
+        rate_of(bytes_in(&inward), inward_s, tiny_s + flops_of(&inward) / costs.gpu_flops_per_second);
+    costs.out_bytes_per_second =
+        rate_of(bytes_out(&outward), outward_s,
+                tiny_s + flops_of(&outward) / costs.gpu_flops_per_second +
+                    bytes_in(&outward) / costs.in_bytes_per_second);
+    /* CPU: t = fixed + flops / rate through the two sizes (if noise inverts them, no fixed cost). */
+    const double f1 = flops_of(&cpu_small), f2 = flops_of(&cpu_large);
+    if (cpu_large_s > cpu_small_s) {
+        costs.cpu_flops_per_second = (f2 - f1) / (cpu_large_s - cpu_small_s);
+        costs.cpu_call_seconds = cpu_small_s - f1 / costs.cpu_flops_per_second;
+        costs.cpu_call_seconds = costs.cpu_call_seconds > 0.0 ? costs.cpu_call_seconds : 0.0;
+    } else {
+        costs.cpu_flops_per_second = f2 / cpu_large_s;
+        costs.cpu_call_seconds = 0.0;
+    }
+    costs.valid = 1;
+}
+
+int tb_cost_model_describe(char *text, size_t size)
+{
+    if (!costs.valid)
+        return 0;
+    snprintf(text, size,
+             "GPU %.0f us per call + in %.1f GB/s + out %.1f GB/s + %.1f TFLOP/s; CPU %.0f us per call + %.0f GFLOP/s",
+             1e6 * costs.gpu_call_seconds, 1e-9 * costs.in_bytes_per_second, 1e-9 * costs.out_bytes_per_second,
+             1e-12 * costs.gpu_flops_per_second, 1e6 * costs.cpu_call_seconds, 1e-9 * costs.cpu_flops_per_second);
+    return 1;
+}
+
+const char *tb_cpu_is_faster(const tb_call *call)
+{
+    const double flops = flops_of(call);
+    /* Tiny calls never pay for the GPU; they skip the model and never start CUDA. */
+    if (flops < tb_config_get()->gpu_min_flops)
+        return "small";
+    if (!tb_gpu_usable())
+        return NULL; /* the caller reports why the GPU is out */
+    pthread_once(&costs.once, calibrate);
+    if (!costs.valid)
+        return "uncalibrated";
+    const double cpu = costs.cpu_call_seconds + flops / costs.cpu_flops_per_second;
+    return cpu <= predict_gpu(call) ? "cpu-faster" : NULL;
+}
