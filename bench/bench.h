@@ -21,7 +21,7 @@ extern "C" {
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4
 
-typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E } bench_mode;
+typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE } bench_mode;
 
 typedef struct bench_shape {
     int64_t m, n, k;
@@ -38,7 +38,7 @@ typedef struct bench_opts {
     int reps;        /* upper bound; slow entries take fewer (bench_time) */
     int no_openblas; /* --e2e only */
     const char *nvblas; /* --e2e: path of libnvblas.so to time as well, or NULL */
-    int tune;        /* --tune: regtile's tile shapes instead of the ladder */
+    int tune;        /* --tune: regtile's and multistage's tile shapes instead of the ladder */
     const char *csv_path;
 } bench_opts;
 
@@ -86,6 +86,7 @@ void *bench_xmalloc(size_t bytes);
  * has been printed). */
 int bench_kernels(const bench_opts *o, bench_table *t);
 int bench_e2e(const bench_opts *o, bench_table *t);
+int bench_timeline(const bench_opts *o, bench_table *t);
 
 /* reference.cu: the FP64 reference and the comparison, on the device. */
 typedef struct bench_err {

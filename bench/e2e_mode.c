@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tiledblas.h"
 #include "bench.h"
@@ -257,8 +258,12 @@ int bench_e2e(const bench_opts *o, bench_table *t)
             const size_t first = t->len;
             if (nvblas)
                 run_variant("nvblas", nvblas, &bc, &h, s, o, t);
-            if (openblas)
+            if (openblas) {
                 run_variant("openblas", openblas, &bc, &h, s, o, t);
+                /* OpenBLAS's threads spin for a while after a call, taking CPUs from whatever
+                 * runs next (our host copies): let them go to sleep before the next timing. */
+                nanosleep(&(struct timespec){0, 300 * 1000 * 1000}, NULL);
+            }
             if (t->len > first && t->rows[t->len - 1].gflops > 0.0)
                 for (size_t j = ours; j < t->len; j++)
                     t->rows[j].ratio = t->rows[j].gflops / t->rows[t->len - 1].gflops;

@@ -3,6 +3,7 @@
  *
  *   --kernels  the kernel ladder and cuBLAS on device memory (GPU time only)
  *   --e2e      libtiledblas's cblas_sgemm and OpenBLAS's on host memory
+ *   --timeline the stages of one host-to-host call, each timed alone
  *
  * Prints the setup first and the results table last, so the output can be
  * pasted into docs/PERFORMANCE.md as it is. Exit status: 0 all checks passed,
@@ -23,14 +24,17 @@
 #include "bench.h"
 
 static const char usage[] =
-    "usage: tiledblas-bench [--kernels | --tune | --e2e] [options]\n"
+    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline] [options]\n"
     "\n"
     "  --kernels          time every kernel of the ladder and cuBLAS on device memory\n"
     "                     (the default); needs a GPU, else exits 77\n"
-    "  --tune             the same with each tile shape of the regtile kernel\n"
-    "                     instead of the ladder (the data behind its heuristic)\n"
+    "  --tune             the same with each tile shape of the regtile and multistage\n"
+    "                     kernels (\"reg ...\", \"multi ...\") instead of the ladder\n"
+    "                     (the data behind their heuristics)\n"
     "  --e2e              time cblas_sgemm of libtiledblas (the path TILEDBLAS_DEVICE\n"
     "                     picks) and of OpenBLAS on host memory, transfers included\n"
+    "  --timeline         time the stages of a host-to-host call alone (host copies,\n"
+    "                     DMA each way, kernel) against the call; needs a GPU\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
     "                     call [1024,2048,4096]\n"
     "  --trans LIST       comma-separated transposes of A and B: NN,NT,TN,TT [NN]\n"
@@ -148,6 +152,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->tune = 1;
         } else if (!strcmp(opt, "--e2e")) {
             o->mode = BENCH_E2E;
+        } else if (!strcmp(opt, "--timeline")) {
+            o->mode = BENCH_TIMELINE;
         } else if (!strcmp(opt, "--no-openblas")) {
             o->no_openblas = 1;
         } else if (!strcmp(opt, "--nvblas")) {
@@ -228,7 +234,8 @@ static void print_table(const bench_opts *o, const bench_table *t)
 {
     const int kernels = o->mode == BENCH_KERNELS;
     printf("\n%-16s %-7s %-16s %10s %10s %11s %9s  %s\n", "shape", "op", "variant", "ms",
-           "GFLOP/s", kernels ? "vs cuBLAS" : "vs OpenBLAS", kernels ? "rel.err" : "err/bound",
+           "GFLOP/s", kernels ? "vs cuBLAS" : o->mode == BENCH_TIMELINE ? "of call" : "vs OpenBLAS",
+           kernels ? "rel.err" : "err/bound",
            "check");
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
@@ -252,7 +259,8 @@ static void write_csv(FILE *f, const bench_opts *o, const bench_table *t)
 {
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
-        fprintf(f, "%s,%s,%s,%s,%.6g,%.6g,%.6g,", o->mode == BENCH_KERNELS ? "kernels" : "e2e",
+        static const char *const modes[] = {"kernels", "e2e", "timeline"};
+        fprintf(f, "%s,%s,%s,%s,%.6g,%.6g,%.6g,", modes[o->mode],
                 r->shape, r->op, r->variant, r->ms, r->gflops, r->ratio);
         if (!(r->error < 0.0)) /* NaN shows */
             fprintf(f, "%.3g", r->error);
@@ -271,7 +279,7 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
 
-    if (!describe_gpu(gpu, sizeof gpu) && o.mode == BENCH_KERNELS) {
+    if (!describe_gpu(gpu, sizeof gpu) && o.mode != BENCH_E2E) {
         fprintf(stderr, "tiledblas-bench: %s\n", gpu);
         printf("no usable GPU: skipped\n");
         return 77;
@@ -286,7 +294,9 @@ int main(int argc, char **argv)
     }
 
     print_header(argc, argv, gpu);
-    status = o.mode == BENCH_KERNELS ? bench_kernels(&o, &t) : bench_e2e(&o, &t);
+    status = o.mode == BENCH_KERNELS  ? bench_kernels(&o, &t)
+             : o.mode == BENCH_TIMELINE ? bench_timeline(&o, &t)
+                                        : bench_e2e(&o, &t);
     if (t.len) {
         print_table(&o, &t);
         for (size_t i = 0; i < t.len; i++)

@@ -6,9 +6,11 @@
 #     STEPS="test bench shapes sanitize" bash bench/run_gpu_suite.sh
 #
 # STEPS picks what runs after the build (default "test bench"): test (ctest),
-# bench (the ladder at 1024..8192, host-to-host, crossover sweep), shapes (the
-# fast-kernel shape list and every transpose), tune (every tile shape of the
-# regtile rung on that list), sanitize (compute-sanitizer).
+# bench (the ladder at 1024..8192, host-to-host, the stages of one call),
+# policy (auto mode against OpenBLAS alone and the forced GPU, 16..16384 and
+# skinny shapes), shapes (the fast-kernel shape list and every transpose),
+# tune (every tile shape of the regtile and multistage rungs on that list), sanitize
+# (compute-sanitizer).
 # It writes, under $OUT (./suite-out when unset):
 #   build.log   configure and build output
 #   ctest.log   ctest --output-on-failure
@@ -27,7 +29,7 @@ BENCH=$BUILD/bench/tiledblas-bench
 PARTS=$BUILD/suite # one CSV per benchmark step, merged into bench.csv
 LOG=$OUT/bench.txt
 DEADLINE=${DEADLINE:-540} # seconds after the start
-STEPS=${STEPS:-test bench} # any of: test bench shapes tune sanitize
+STEPS=${STEPS:-test bench} # any of: test bench policy shapes tune sanitize
 failed=()
 
 mkdir -p "$OUT" "$PARTS"
@@ -67,6 +69,7 @@ bench() {
 {
     echo "tiledblas GPU suite, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
     echo "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+    lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA)'
     echo "nvcc: $(nvcc --version | tail -1); $(cmake --version | head -1)"
     echo "OPENBLAS_LIB=${OPENBLAS_LIB:-(unset)}"
     nvidia-smi 2>&1
@@ -83,7 +86,7 @@ step configure 120 "$OUT/build.log" cmake -S . -B "$BUILD" "${generator[@]}" \
 step build 240 "$OUT/build.log" cmake --build "$BUILD" -j16
 if want test; then
     : >"$OUT/ctest.log"
-    step ctest 200 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 180
+    step ctest 300 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 280
 fi
 
 bench_from=$(($(wc -l <"$LOG") + 1))
@@ -101,9 +104,27 @@ if want bench; then
         bench e2e-nvblas 120 TILEDBLAS_DEVICE=gpu NVBLAS_CONFIG_FILE="$BUILD/nvblas.conf" -- \
             --e2e --sizes 4096,8192 --no-openblas --reps 3 --nvblas "$nvblas"
     fi
-    # Where the GPU (transfers included) overtakes OpenBLAS: the default crossover.
-    bench crossover 90 TILEDBLAS_DEVICE=gpu -- --e2e --reps 50 \
-        --sizes 64,128,192,256,384,512,768,1024,4096x4096x16,4096x16x4096,16x4096x4096
+    # The plain-copy baseline: no pinned staging, cudaMemcpy from pageable memory, one kernel.
+    bench e2e-pageable 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_PINNED_MB=0 -- --e2e --sizes 1024,2048,4096,8192 \
+        --no-openblas --reps 5
+    # The host copy pool with more of the CPUs than the default half.
+    for threads in 12 16; do
+        bench e2e-copy$threads 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_COPY_THREADS=$threads -- --e2e \
+            --sizes 2048,4096,8192 --no-openblas --reps 5
+    done
+    # Where the time of one call goes, stage by stage.
+    bench timeline 90 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
+fi
+if want policy; then
+    grep '^cpu ' /proc/stat | sed 's/^/before policy: /' >>"$LOG"
+    # Auto mode against each path forced, on the same shapes; OpenBLAS up to 4096.
+    small=16,32,64,96,128,192,256,384,512,768,1024,2048,4096
+    skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
+    bench policy-auto 120 TILEDBLAS_DEVICE=auto TILEDBLAS_VERBOSE=1 -- --e2e --reps 30 --sizes $small,$skinny
+    bench policy-gpu 120 TILEDBLAS_DEVICE=gpu -- --e2e --reps 30 --sizes $small,$skinny --no-openblas
+    bench policy-large-auto 60 TILEDBLAS_DEVICE=auto -- --e2e --reps 3 --sizes 8192,16384 --no-openblas
+    bench policy-large-gpu 60 TILEDBLAS_DEVICE=gpu -- --e2e --reps 3 --sizes 8192,16384 --no-openblas
+    grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
 if want shapes; then
     bench kernel-shapes 150 -- --kernels \
@@ -112,7 +133,7 @@ if want shapes; then
     bench kernel-trans-col 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
 fi
 if want tune; then
-    bench tune 240 -- --tune --sizes \
+    bench tune 300 -- --tune --sizes \
         1024,2048,4096,8192,1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
 fi
 if want sanitize; then
@@ -123,7 +144,7 @@ if want sanitize; then
         "$BENCH" --kernels --sizes 100x70x3000,128x128x2048 --trans NN,NT,TN,TT --reps 1
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
-    for kernel in naive tiled16 tiled32 regtile; do
+    for kernel in naive tiled16 tiled32 regtile multistage best; do
         step "memcheck-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \
             compute-sanitizer --tool memcheck --error-exitcode 9 \
             "$BUILD/tests/test_sgemm_grid" --max-dim 65
@@ -137,7 +158,8 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas crossover kernel-shapes kernel-trans-row kernel-trans-col tune; do
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 timeline \
+    policy-auto policy-gpu policy-large-auto policy-large-gpu kernel-shapes kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
