@@ -12,6 +12,7 @@
  * The GPU is chosen when its predicted time is the shorter.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,15 +20,19 @@
 
 #include "internal.h"
 
+/* Tries at measuring (a GPU briefly out of memory may fail one); after the last, the CPU. */
+#define CALIBRATION_TRIES 3
+
 static struct {
-    pthread_once_t once;
-    int valid;
+    pthread_mutex_t lock;
+    int tries;
+    atomic_int valid;
     double gpu_call_seconds;
     double in_bytes_per_second, out_bytes_per_second;
     double gpu_flops_per_second;
     double cpu_call_seconds;
     double cpu_flops_per_second;
-} costs = {.once = PTHREAD_ONCE_INIT};
+} costs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static double seconds_now(void)
 {
@@ -139,7 +144,9 @@ static void calibrate(void)
                     bytes_in(&outward) / costs.in_bytes_per_second);
     /* CPU: t = fixed + flops / rate through the two sizes (if noise inverts them, no fixed cost). */
     const double f1 = flops_of(&cpu_small), f2 = flops_of(&cpu_large);
-    if (cpu_large_s > cpu_small_s) {
+    /* Times too close to separate (thread start-up dominating both) would give an absurd
+     * slope: then the plain average rate. */
+    if (cpu_large_s > 1.5 * cpu_small_s) {
         costs.cpu_flops_per_second = (f2 - f1) / (cpu_large_s - cpu_small_s);
         costs.cpu_call_seconds = cpu_small_s - f1 / costs.cpu_flops_per_second;
         costs.cpu_call_seconds = costs.cpu_call_seconds > 0.0 ? costs.cpu_call_seconds : 0.0;
@@ -147,12 +154,12 @@ static void calibrate(void)
         costs.cpu_flops_per_second = f2 / cpu_large_s;
         costs.cpu_call_seconds = 0.0;
     }
-    costs.valid = 1;
+    atomic_store(&costs.valid, 1);
 }
 
 int tb_cost_model_describe(char *text, size_t size)
 {
-    if (!costs.valid)
+    if (!atomic_load(&costs.valid))
         return 0;
     snprintf(text, size,
              "GPU %.0f us per call + in %.1f GB/s + out %.1f GB/s + %.1f TFLOP/s; CPU %.0f us per call + %.0f GFLOP/s",
@@ -169,9 +176,19 @@ const char *tb_cpu_is_faster(const tb_call *call)
         return "small";
     if (!tb_gpu_usable())
         return NULL; /* the caller reports why the GPU is out */
-    pthread_once(&costs.once, calibrate);
-    if (!costs.valid)
-        return "uncalibrated";
+    if (!atomic_load(&costs.valid)) {
+        pthread_mutex_lock(&costs.lock);
+        if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES) {
+            costs.tries++;
+            calibrate();
+            if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
+                tb_warn("could not measure the GPU path %d times; auto mode uses the CPU BLAS",
+                        CALIBRATION_TRIES);
+        }
+        pthread_mutex_unlock(&costs.lock);
+        if (!atomic_load(&costs.valid))
+            return "uncalibrated";
+    }
     const double cpu = costs.cpu_call_seconds + flops / costs.cpu_flops_per_second;
     return cpu <= predict_gpu(call) ? "cpu-faster" : NULL;
 }

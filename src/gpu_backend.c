@@ -25,6 +25,7 @@ static struct {
     char why_not[160];
     int device;
     size_t max_pitch;
+    size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     cudaStream_t stream;
     /* Calls take turns on the device, its workspace and the pinned staging. */
     pthread_mutex_t lock;
@@ -60,14 +61,19 @@ static void init_gpu(void)
         return;
     }
     int pitch = 0;
+    size_t free_bytes = 0, total_bytes = 0;
     if ((status = cudaGetDevice(&gpu.device)) != cudaSuccess ||
         (status = cudaSetDevice(gpu.device)) != cudaSuccess ||
         (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) != cudaSuccess ||
+        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
         (status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking)) != cudaSuccess) {
         disable("CUDA initialisation failed", status);
         return;
     }
     gpu.max_pitch = (size_t)pitch;
+    /* Up to a quarter of the device stays allocated between calls; more (an out-of-core
+     * call takes nearly all of it) would starve the application's own allocations. */
+    gpu.kept_workspace_bytes = total_bytes / 4;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store(&gpu.usable, 1);
 }
@@ -415,6 +421,16 @@ static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, in
     return run_call(call, 0, kernel);
 }
 
+static cudaError_t release_large_workspace(void)
+{
+    if (workspace.bytes <= gpu.kept_workspace_bytes)
+        return cudaSuccess;
+    const cudaError_t status = workspace.release(workspace.base);
+    workspace.base = NULL;
+    workspace.bytes = 0;
+    return status;
+}
+
 /* Calls take turns on the device; the application's current context on this thread is put back. */
 typedef struct {
     CUcontext saved;
@@ -457,8 +473,10 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     cudaError_t status = begin_turn(&turn);
     if (status == cudaSuccess)
         status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
-    if (status == cudaSuccess)
+    if (status == cudaSuccess) {
         *progress = (tb_gpu_progress){call->m, 0, 0};
+        status = release_large_workspace();
+    }
     return end_turn(&turn, status);
 }
 

@@ -272,6 +272,8 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
     /* A piece fills one pinned output at most. */
     const int64_t extent = call->trans_a ? m : k, per_unit = call->trans_a ? k : m;
     int64_t piece = r->out_floats / per_unit;
+    /* Whole tiles (or float4s) keep the pieces' offsets aligned for the kernels' 128-bit loads. */
+    piece -= piece >= 128 ? piece % 128 : piece >= 4 ? piece % 4 : 0;
     piece = piece < 1 ? 1 : piece > extent ? extent : piece;
     for (int64_t x0 = 0, i = 0; x0 < extent; x0 += piece, i++) {
         const int s = (int)(i % SLOTS);
@@ -398,7 +400,10 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
         *progress = (tb_gpu_progress){i0, block.m, 0};
         status = run_block(&r, &progress->cols_done);
     }
-    if (status != cudaSuccess)
-        cudaDeviceSynchronize(); /* nothing may still write the staging when the caller moves on */
+    if (status != cudaSuccess) { /* nothing may still use the staging when the caller moves on */
+        cudaStreamSynchronize(p->h2d);
+        cudaStreamSynchronize(p->compute);
+        cudaStreamSynchronize(p->d2h);
+    }
     return status;
 }
