@@ -125,7 +125,7 @@ static void calibrate(void)
     /* The GPU first: the CPU BLAS's threads may spin for a while after its calls, taking
      * CPUs from the GPU path's host copies. */
     double kernel_seconds = 0.0;
-    const double tiny_s = time_gpu(&tiny, 5), inward_s = time_gpu(&inward, 3), outward_s = time_gpu(&outward, 3);
+    const double tiny_s = time_gpu(&tiny, 5), inward_s = time_gpu(&inward, 5), outward_s = time_gpu(&outward, 5);
     const double cpu_small_s = time_cpu(&cpu_small, 5), cpu_large_s = time_cpu(&cpu_large, 5);
     const int gpu_ok = tiny_s > 0 && inward_s > 0 && outward_s > 0 &&
                        tb_gpu_time_kernel(tb_config_get()->kernel, 1024, &kernel_seconds) == TB_GPU_OK &&
