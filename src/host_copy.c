@@ -49,6 +49,8 @@ static struct {
     atomic_int pending;        /* workers still copying the current job */
     atomic_int sleepers;       /* workers asleep on `wake` */
     copy_job job;              /* written before `generation` is bumped */
+    int pieces;                /* the job is cut into this many pieces... */
+    atomic_int next_piece;     /* ...which the threads take in turn */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .serial = PTHREAD_MUTEX_INITIALIZER,
@@ -131,9 +133,15 @@ static void copy_part(const copy_job *job, int part, int parts)
                    (size_t)(r1 - r0) * elem);
 }
 
-typedef struct {
-    int index;
-} worker_arg;
+/*
+ * Pieces are taken in turn rather than dealt out, so a thread the scheduler
+ * pauses holds up one small piece, not a whole share of the job.
+ */
+static void copy_pieces(const copy_job *job)
+{
+    for (int piece; (piece = atomic_fetch_add(&pool.next_piece, 1)) < pool.pieces;)
+        copy_part(job, piece, pool.pieces);
+}
 
 static _Thread_local unsigned worker_seen; /* the last generation this worker copied */
 
@@ -149,8 +157,7 @@ static int job_finished(void)
 
 static void *worker_main(void *arg)
 {
-    const int index = ((worker_arg *)arg)->index;
-    free(arg);
+    (void)arg;
     for (;;) {
         if (!spin_until(new_job, SPIN_NANOSECONDS)) {
             pthread_mutex_lock(&pool.lock);
@@ -161,8 +168,7 @@ static void *worker_main(void *arg)
             pthread_mutex_unlock(&pool.lock);
         }
         worker_seen = atomic_load(&pool.generation);
-        const copy_job job = pool.job;
-        copy_part(&job, index + 1, pool.workers + 1);
+        copy_pieces(&pool.job);
         if (atomic_fetch_sub(&pool.pending, 1) == 1) {
             pthread_mutex_lock(&pool.lock);
             pthread_cond_signal(&pool.done);
@@ -193,15 +199,9 @@ static void start_pool(void)
     wanted = wanted > MAX_THREADS ? MAX_THREADS : wanted;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     for (int i = 0; i < wanted - 1; i++) {
-        worker_arg *arg = malloc(sizeof *arg);
         pthread_t thread;
-        if (!arg)
+        if (pthread_create(&thread, NULL, worker_main, NULL) != 0)
             break;
-        arg->index = pool.workers;
-        if (pthread_create(&thread, NULL, worker_main, arg) != 0) {
-            free(arg);
-            break;
-        }
         pthread_detach(thread);
         pool.workers++;
     }
@@ -217,7 +217,11 @@ void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, 
     }
     pthread_once(&pool.once, start_pool);
     pthread_mutex_lock(&pool.serial);
-    const int parts = pool.workers + 1;
+    /* Four pieces per thread, none under 256 KB (the non-temporal threshold). */
+    const int64_t by_size = (int64_t)((size_t)rows * (size_t)cols * sizeof(float) / STREAMING_MIN_BYTES);
+    const int64_t wanted = 4 * (int64_t)(pool.workers + 1);
+    pool.pieces = (int)(by_size < wanted ? (by_size > 1 ? by_size : 1) : wanted);
+    atomic_store(&pool.next_piece, 0);
     pool.job = job;
     atomic_store(&pool.pending, pool.workers);
     pthread_mutex_lock(&pool.lock);
@@ -226,7 +230,7 @@ void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, 
         pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
-    copy_part(&job, 0, parts);
+    copy_pieces(&pool.job);
 
     if (!spin_until(job_finished, SPIN_NANOSECONDS)) {
         pthread_mutex_lock(&pool.lock);
