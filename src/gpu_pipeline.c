@@ -4,14 +4,19 @@
  * C is computed in blocks of rows, each with its rows of op(A) resident on the
  * device, and each block in panels of columns. A block's op(A) goes to the
  * device once, in pieces whose kernels for the first panel start as each piece
- * lands. While the kernel works on panel p, the host copies B's panel p+1 (and
- * C's, when beta != 0) from the caller's pageable memory into pinned staging
- * with a pool of threads, the copy engines move staged panels in and finished
- * panels out, and the host copies panel p-1 of C from pinned staging into the
- * caller's C. Three staging slots keep all of these in flight at once, so the
- * host copies, the one resource every byte passes through, never wait.
- * Operands in pinned memory skip the host copies (C on the way out only when
- * beta == 0, see tb_pipeline_sgemm).
+ * lands. While the kernel works on panel p, the host copies B's panel p+1
+ * from the caller's pageable memory into pinned staging with a pool of
+ * threads, the copy engines move staged panels in and finished panels out, and
+ * the host copies panel p-1 of C from pinned staging into the caller's C.
+ * Three staging slots keep all of these in flight at once, so the host copies,
+ * the one resource every byte passes through, never wait. Operands in pinned
+ * memory skip the host copies (C on the way out only when beta == 0, see
+ * tb_pipeline_sgemm).
+ *
+ * The kernels compute alpha*op(A)*op(B) alone; beta*C is added by the host as
+ * it copies each panel out. C then never crosses the bus inward, which saves
+ * host memory traffic (the bound here): each element of C is read once by
+ * that copy instead of being copied in, moved in, moved out and copied out.
  *
  * One row block holds all of C unless op(A) and two panels exceed the device
  * memory (or pinned staging) allowed: then B crosses the bus once per block.
@@ -60,10 +65,10 @@ static cudaError_t create_resources(pipeline *p)
     return cudaSuccess;
 }
 
-/* Pinned floats per slot: an input region (B panel, then C panel) and an output region (C panel). */
-static int64_t slot_in_floats(const tb_call *call, int64_t rows, int64_t width)
+/* Pinned floats per slot: a B panel in and a C panel out. */
+static int64_t slot_floats(const tb_call *call, int64_t rows, int64_t width)
 {
-    return (int64_t)call->k * width + (call->beta != 0.0f ? rows * width : 0);
+    return (int64_t)call->k * width + rows * width;
 }
 
 /* Device floats: a row block of op(A), then per slot a B panel and a C panel. */
@@ -75,15 +80,15 @@ static int64_t device_floats(const tb_call *call, int64_t rows, int64_t width)
 static tb_gemm_args panel_args(const tb_call *call, int64_t rows, int64_t width)
 {
     return (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = rows, .n = width,
-                          .k = call->k, .alpha = call->alpha, .beta = call->beta,
+                          .k = call->k, .alpha = call->alpha, .beta = 0.0f,
                           .lda = call->trans_a ? call->k : rows, .ldc = rows};
 }
 
 /* The most rows per block that `width`-column panels leave room for, or 0. */
 static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned, int64_t device)
 {
-    const int64_t k = call->k, c_ways = call->beta != 0.0f ? 2 : 1;
-    const int64_t by_pinned = (pinned / SLOTS - k * width) / (c_ways * width);
+    const int64_t k = call->k;
+    const int64_t by_pinned = (pinned / SLOTS - k * width) / width;
     const int64_t by_device = (device - SLOTS * k * width) / (k + SLOTS * width);
     int64_t rows = by_pinned < by_device ? by_pinned : by_device;
     rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;
@@ -130,14 +135,13 @@ typedef struct {
     pipeline *p;
     const tb_call *call; /* the row block */
     int kernel;
-    int with_c;
     unsigned pinned;   /* TB_RESIDENT_* bits of operands the copy engines reach directly */
     int direct_out;    /* C is pinned and beta == 0: panels go straight to the caller's C */
     int64_t width;
     int64_t out_floats; /* capacity of each pinned output, which also stages pieces of A */
     tb_gemm_args args; /* device operands; m, n, a, b, c set per launch */
     float *a_dev, *b_dev[SLOTS], *c_dev[SLOTS];
-    float *b_pin[SLOTS], *c_in_pin[SLOTS], *c_out_pin[SLOTS];
+    float *b_pin[SLOTS], *c_out_pin[SLOTS];
 } run_state;
 
 static int64_t panel_cols(const run_state *r, int64_t q)
@@ -147,27 +151,25 @@ static int64_t panel_cols(const run_state *r, int64_t q)
 }
 
 /*
- * Host copy of panel q's B (and C) into its slot's pinned input, then the DMA
- * to the device; operands in pinned memory go to the device directly.
+ * Host copy of panel q's B into its slot's pinned input, then the DMA to the
+ * device; a B in pinned memory goes to the device directly.
  */
 static cudaError_t stage_panel(run_state *r, int64_t q)
 {
     const tb_call *call = r->call;
     pipeline *p = r->p;
     const int s = (int)(q % SLOTS);
-    const int64_t j0 = q * r->width, cols = panel_cols(r, q), m = call->m;
+    const int64_t j0 = q * r->width, cols = panel_cols(r, q);
     /* op(B)'s panel is stored k x cols, or cols x k when B is transposed. */
     const int64_t b_rows = call->trans_b ? cols : call->k, b_cols = call->trans_b ? call->k : cols;
-    const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb, *c_src = call->c + j0 * call->ldc;
-    const int b_direct = r->pinned & TB_RESIDENT_B, c_direct = r->pinned & TB_RESIDENT_C;
+    const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb;
+    const int b_direct = r->pinned & TB_RESIDENT_B;
     cudaError_t status;
     /* The slot's pinned input is free once its previous DMA is done. */
     if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
         return status;
     if (!b_direct)
         tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-    if (r->with_c && !c_direct)
-        tb_host_copy(r->c_in_pin[s], m, c_src, call->ldc, m, cols);
     /* The slot's device panels are free once its previous kernel and drain are done. */
     if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->h2d, p->drained[s], 0)) != cudaSuccess ||
@@ -176,18 +178,13 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
                            : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
                                              cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
         return status;
-    if (r->with_c &&
-        (status = c_direct ? tb_gpu_copy_block(r->c_dev[s], m, c_src, call->ldc, m, cols, cudaMemcpyHostToDevice, p->h2d)
-                           : cudaMemcpyAsync(r->c_dev[s], r->c_in_pin[s], (size_t)(m * cols) * sizeof(float),
-                                             cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
-        return status;
     return cudaEventRecord(p->staged[s], p->h2d);
 }
 
 /*
  * The kernel for rows r0.. (rows of them) of panel q over k0.. (depth of them),
- * once its inputs are on the device; beta is the call's for the first piece of
- * a sum over K and 1 for the pieces that add to it.
+ * once its inputs are on the device; beta is 0 for the first piece of a sum
+ * over K and 1 for the pieces that add to it.
  */
 static cudaError_t compute_piece(run_state *r, int64_t q, int64_t r0, int64_t rows, int64_t k0,
                                  int64_t depth, float beta)
@@ -231,15 +228,23 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     return cudaEventRecord(p->drained[s], p->d2h);
 }
 
-/* Panel q's C from pinned memory into the caller's C: from here on it is final. */
+/*
+ * Panel q's alpha*op(A)*op(B) from pinned memory into the caller's C, plus
+ * beta*C when beta != 0 (reference rule: beta == 0 never reads C): from here
+ * on the panel is final.
+ */
 static cudaError_t finish_panel(run_state *r, int64_t q)
 {
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
+    float *c = call->c + q * r->width * call->ldc;
     cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
-    if (status == cudaSuccess && !r->direct_out)
-        tb_host_copy(call->c + q * r->width * call->ldc, call->ldc, r->c_out_pin[s], call->m,
-                     call->m, panel_cols(r, q));
+    if (status != cudaSuccess || r->direct_out)
+        return status;
+    if (call->beta == 0.0f)
+        tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q));
+    else
+        tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q), call->beta);
     return status;
 }
 
@@ -247,8 +252,8 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
 static cudaError_t compute_a_piece(run_state *r, int64_t q, int64_t x0, int64_t units)
 {
     const tb_call *call = r->call;
-    return call->trans_a ? compute_piece(r, q, x0, units, 0, call->k, call->beta)
-                         : compute_piece(r, q, 0, call->m, x0, units, x0 == 0 ? call->beta : 1.0f);
+    return call->trans_a ? compute_piece(r, q, x0, units, 0, call->k, 0.0f)
+                         : compute_piece(r, q, 0, call->m, x0, units, x0 == 0 ? 0.0f : 1.0f);
 }
 
 /*
@@ -309,7 +314,7 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
         }
     }
     for (int64_t q = staged; q < lead; q++) /* A came in fewer pieces than there are slots */
-        if ((status = stage_panel(r, q)) != cudaSuccess || (status = compute_piece(r, q, 0, m, 0, k, call->beta)) != cudaSuccess)
+        if ((status = stage_panel(r, q)) != cudaSuccess || (status = compute_piece(r, q, 0, m, 0, k, 0.0f)) != cudaSuccess)
             return status;
     for (int64_t q = 0; q < lead; q++)
         if ((status = drain_panel(r, q)) != cudaSuccess)
@@ -347,7 +352,7 @@ static cudaError_t run_block(run_state *r, int64_t *cols_done)
         /* Panel q's drain reuses the pinned output of panel q - SLOTS: finish that one first. */
         if (q < panels && ((status = stage_panel(r, q)) != cudaSuccess ||
                            (status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess ||
-                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, r->call->beta)) != cudaSuccess ||
+                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, 0.0f)) != cudaSuccess ||
                            (status = drain_panel(r, q)) != cudaSuccess))
             break;
         status = finish_through(r, q - (SLOTS - 1), &next, cols_done);
@@ -366,12 +371,12 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     const int64_t m = call->m, k = call->k, rows = plan->rows, width = plan->width;
     /* A pinned C is written directly only when beta == 0: a copy cut short by an error then
      * leaves nothing the CPU would read when it computes the rest. */
-    run_state r = {.p = p, .kernel = kernel, .with_c = call->beta != 0.0f, .pinned = pinned_operands,
+    run_state r = {.p = p, .kernel = kernel, .pinned = pinned_operands,
                    .direct_out = (pinned_operands & TB_RESIDENT_C) && call->beta == 0.0f, .width = width,
                    .out_floats = rows * width};
-    const int64_t in_floats = slot_in_floats(call, rows, width), slot_floats = in_floats + rows * width;
+    const int64_t per_slot = slot_floats(call, rows, width);
     float *pinned, *device;
-    if ((status = tb_gpu_pinned((size_t)(SLOTS * slot_floats), &pinned)) != cudaSuccess)
+    if ((status = tb_gpu_pinned((size_t)(SLOTS * per_slot), &pinned)) != cudaSuccess)
         return status;
     /* The kernel's scratch (split-K) when the budget leaves room; it runs unsplit without. */
     r.args = panel_args(call, rows, width);
@@ -387,9 +392,8 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     for (int s = 0; s < SLOTS; s++) {
         r.b_dev[s] = device + rows * k + s * (k * width + rows * width);
         r.c_dev[s] = r.b_dev[s] + k * width;
-        r.b_pin[s] = pinned + s * slot_floats;
-        r.c_in_pin[s] = r.b_pin[s] + k * width;
-        r.c_out_pin[s] = r.b_pin[s] + in_floats;
+        r.b_pin[s] = pinned + s * per_slot;
+        r.c_out_pin[s] = r.b_pin[s] + k * width;
     }
     r.args.workspace = scratch > 0 ? device + needed : NULL;
     r.args.workspace_floats = scratch;

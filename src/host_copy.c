@@ -37,6 +37,8 @@ typedef struct {
     const float *src;
     int64_t src_ld;
     int64_t rows, cols;
+    int combine; /* dst = src + beta * dst instead of dst = src */
+    float beta;
 } copy_job;
 
 static struct {
@@ -112,25 +114,35 @@ static void copy_bytes(void *dst, const void *src, size_t bytes)
  * copies fastest), else whole columns when there are enough, else
  * slices of each column.
  */
+/* One contiguous run of `count` elements of the job. */
+static void move_run(const copy_job *job, float *dst, const float *src, int64_t count)
+{
+    if (!job->combine) {
+        copy_bytes(dst, src, (size_t)count * sizeof(float));
+        return;
+    }
+    const float beta = job->beta;
+    for (int64_t i = 0; i < count; i++)
+        dst[i] = src[i] + beta * dst[i];
+}
+
 static void copy_part(const copy_job *job, int part, int parts)
 {
-    const size_t elem = sizeof(float);
     if (job->src_ld == job->rows && job->dst_ld == job->rows) {
         const int64_t total = job->rows * job->cols;
         const int64_t e0 = total * part / parts, e1 = total * (part + 1) / parts;
-        copy_bytes(job->dst + e0, job->src + e0, (size_t)(e1 - e0) * elem);
+        move_run(job, job->dst + e0, job->src + e0, e1 - e0);
         return;
     }
     if (job->cols >= parts) {
         const int64_t c0 = job->cols * part / parts, c1 = job->cols * (part + 1) / parts;
         for (int64_t j = c0; j < c1; j++)
-            copy_bytes(job->dst + j * job->dst_ld, job->src + j * job->src_ld, (size_t)job->rows * elem);
+            move_run(job, job->dst + j * job->dst_ld, job->src + j * job->src_ld, job->rows);
         return;
     }
     const int64_t r0 = job->rows * part / parts, r1 = job->rows * (part + 1) / parts;
     for (int64_t j = 0; j < job->cols; j++)
-        copy_bytes(job->dst + j * job->dst_ld + r0, job->src + j * job->src_ld + r0,
-                   (size_t)(r1 - r0) * elem);
+        move_run(job, job->dst + j * job->dst_ld + r0, job->src + j * job->src_ld + r0, r1 - r0);
 }
 
 /*
@@ -207,10 +219,9 @@ static void start_pool(void)
     }
 }
 
-void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
-                  int64_t cols)
+static void run_job(const copy_job job)
 {
-    const copy_job job = {dst, dst_ld, src, src_ld, rows, cols};
+    const int64_t rows = job.rows, cols = job.cols;
     if ((size_t)rows * (size_t)cols * sizeof(float) < PARALLEL_MIN_BYTES) {
         copy_part(&job, 0, 1);
         return;
@@ -239,4 +250,16 @@ void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, 
         pthread_mutex_unlock(&pool.lock);
     }
     pthread_mutex_unlock(&pool.serial);
+}
+
+void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                  int64_t cols)
+{
+    run_job((copy_job){dst, dst_ld, src, src_ld, rows, cols, 0, 0.0f});
+}
+
+void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                     int64_t cols, float beta)
+{
+    run_job((copy_job){dst, dst_ld, src, src_ld, rows, cols, 1, beta});
 }

@@ -145,6 +145,9 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, 
 /* --- parallel host copies (src/host_copy.c) --- */
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                   int64_t cols);
+/* dst = src + beta * dst, element-wise (the host side of C = alpha*op(A)*op(B) + beta*C). */
+void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                     int64_t cols, float beta);
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
