@@ -16,7 +16,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -33,13 +32,6 @@ static struct {
     double cpu_call_seconds;
     double cpu_flops_per_second;
 } costs = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static double bytes_in(const tb_call *call)
 {
@@ -71,30 +63,30 @@ static tb_call synthetic(float *buffer, int m, int n, int k)
                      .c = buffer + (size_t)m * k + (size_t)k * n, .ldc = m};
 }
 
-/* Fastest of `reps` runs on the GPU (after a warm-up), or a negative time on failure. */
-static double time_gpu(const tb_call *call, int reps)
+/* One run of the call on a path; 0 when it failed. */
+typedef int (*path_fn)(const tb_call *call);
+
+static int on_gpu(const tb_call *call)
 {
-    double best = -1.0;
-    for (int r = 0; r <= reps; r++) {
-        tb_gpu_progress progress;
-        const double start = seconds_now();
-        if (tb_gpu_sgemm(call, 0, 0, tb_config_get()->kernel, &progress) != TB_GPU_OK)
-            return -1.0;
-        const double t = seconds_now() - start;
-        if (r > 0 && (best < 0 || t < best))
-            best = t;
-    }
-    return best;
+    tb_gpu_progress progress;
+    return tb_gpu_sgemm(call, 0, 0, tb_config_get()->kernel, &progress) == TB_GPU_OK;
 }
 
-/* Fastest of `reps` runs of the CPU BLAS (after a warm-up, which may start its threads). */
-static double time_cpu(const tb_call *call, int reps)
+static int on_cpu(const tb_call *call)
+{
+    tb_cpu_sgemm(call);
+    return 1;
+}
+
+/* Fastest of `reps` runs after a warm-up (which may start threads or grow buffers); negative on failure. */
+static double fastest(path_fn run, const tb_call *call, int reps)
 {
     double best = -1.0;
     for (int r = 0; r <= reps; r++) {
-        const double start = seconds_now();
-        tb_cpu_sgemm(call);
-        const double t = seconds_now() - start;
+        const double start = tb_seconds_now();
+        if (!run(call))
+            return -1.0;
+        const double t = tb_seconds_now() - start;
         if (r > 0 && (best < 0 || t < best))
             best = t;
     }
@@ -125,8 +117,9 @@ static void calibrate(void)
     /* The GPU first: the CPU BLAS's threads may spin for a while after its calls, taking
      * CPUs from the GPU path's host copies. */
     double kernel_seconds = 0.0;
-    const double tiny_s = time_gpu(&tiny, 5), inward_s = time_gpu(&inward, 5), outward_s = time_gpu(&outward, 5);
-    const double cpu_small_s = time_cpu(&cpu_small, 5), cpu_large_s = time_cpu(&cpu_large, 5);
+    const double tiny_s = fastest(on_gpu, &tiny, 5), inward_s = fastest(on_gpu, &inward, 5),
+                 outward_s = fastest(on_gpu, &outward, 5);
+    const double cpu_small_s = fastest(on_cpu, &cpu_small, 5), cpu_large_s = fastest(on_cpu, &cpu_large, 5);
     const int gpu_ok = tiny_s > 0 && inward_s > 0 && outward_s > 0 &&
                        tb_gpu_time_kernel(tb_config_get()->kernel, 1024, &kernel_seconds) == TB_GPU_OK &&
                        kernel_seconds > 0.0;

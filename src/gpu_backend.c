@@ -192,12 +192,6 @@ static operand describe(const float *p, int64_t rows, int64_t cols, int64_t ld, 
     return op;
 }
 
-/* Packed operands start 256-byte aligned, as cudaMalloc's own allocations do (128-bit loads). */
-static size_t round_up(int64_t floats)
-{
-    return ((size_t)floats + 63) / 64 * 64;
-}
-
 /* A buffer kept between calls and grown on demand: what it takes to allocate and free one. */
 typedef struct {
     float *base;
@@ -331,7 +325,7 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     size_t floats = 0;
     for (int i = 0; i < 3; i++)
         if (!staged[i]->resident)
-            floats += round_up(staged[i]->rows * staged[i]->cols);
+            floats += (size_t)tb_packed_floats(staged[i]->rows * staged[i]->cols);
     const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
     if (!tb_gpu_device_fits(floats + (size_t)scratch))
         return cudaErrorMemoryAllocation;
@@ -344,7 +338,7 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
             continue;
         staged[i]->device = next;
         staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
-        next += round_up(staged[i]->rows * staged[i]->cols);
+        next += tb_packed_floats(staged[i]->rows * staged[i]->cols);
     }
     args.workspace = next;
     args.workspace_floats = scratch;
@@ -410,14 +404,14 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
 static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
                                         tb_gpu_progress *progress)
 {
-    const double flops = 2.0 * call->m * call->n * call->k;
-    tb_pipeline_plan plan;
-    if (flops >= tb_config_get()->pipeline_min_flops && tb_pipeline_plan_for(call, kernel, &plan))
-        return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
-    if (tb_staged_fits(call, kernel))
+    const int large = 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
+    if (!large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
+    tb_pipeline_plan plan;
     if (tb_pipeline_plan_for(call, kernel, &plan))
         return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
+    if (large && tb_staged_fits(call, kernel))
+        return tb_staged_sgemm(call, pinned, kernel, progress);
     return run_call(call, 0, kernel);
 }
 

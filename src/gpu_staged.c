@@ -53,12 +53,6 @@ static int64_t floats_of(block b)
     return b.rows * b.cols;
 }
 
-/* Packed operands start 256-byte aligned, like cudaMalloc's, for the kernels' 128-bit loads. */
-static int64_t aligned(int64_t floats)
-{
-    return (floats + 63) / 64 * 64;
-}
-
 /* Host block -> pinned (dense) -> device (dense, leading dimension rows), chunk by chunk. */
 static cudaError_t upload(block b, float *pinned, float *device)
 {
@@ -84,7 +78,7 @@ static cudaError_t upload(block b, float *pinned, float *device)
  */
 static cudaError_t upload_operands(block a, block b, const block *c, float *pinned, float *device, int64_t c_at)
 {
-    const int64_t b_at = aligned(floats_of(a)), end = c ? c_at + floats_of(*c) : b_at + floats_of(b);
+    const int64_t b_at = tb_packed_floats(floats_of(a)), end = c ? c_at + floats_of(*c) : b_at + floats_of(b);
     if (end * (int64_t)sizeof(float) > MIN_CHUNK_BYTES || a.pinned || b.pinned || (c && c->pinned)) {
         cudaError_t status;
         if ((status = upload(a, pinned, device)) != cudaSuccess ||
@@ -155,7 +149,7 @@ int tb_staged_fits(const tb_call *call, int kernel)
     operands_of(call, 0, &a, &b, &c);
     const tb_gemm_args args = kernel_args(call);
     /* C's pinned region serves both directions: in before the kernel, out after it. */
-    const int64_t staging = aligned(floats_of(a)) + aligned(floats_of(b)) + aligned(floats_of(c));
+    const int64_t staging = tb_packed_floats(floats_of(a)) + tb_packed_floats(floats_of(b)) + tb_packed_floats(floats_of(c));
     return (size_t)staging <= tb_gpu_pinned_budget() &&
            tb_gpu_device_fits((size_t)(staging + tb_kernel_workspace_floats(kernel, &args)));
 }
@@ -165,8 +159,8 @@ cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned_operands, int k
     block a, b, c;
     operands_of(call, pinned_operands, &a, &b, &c);
     tb_gemm_args args = kernel_args(call);
-    const int64_t a_at = 0, b_at = aligned(floats_of(a)), c_at = b_at + aligned(floats_of(b));
-    const int64_t staging = c_at + aligned(floats_of(c));
+    const int64_t a_at = 0, b_at = tb_packed_floats(floats_of(a)), c_at = b_at + tb_packed_floats(floats_of(b));
+    const int64_t staging = c_at + tb_packed_floats(floats_of(c));
     const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
     float *pinned, *device;
     cudaError_t status;

@@ -15,7 +15,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -29,7 +28,7 @@
 /* Below this a plain memcpy (which keeps the data in cache) is as fast. */
 #define STREAMING_MIN_BYTES (256u << 10)
 /* How long an idle worker (or the caller, waiting for workers) spins before sleeping. */
-#define SPIN_NANOSECONDS 50000
+#define SPIN_SECONDS 50e-6
 
 typedef struct {
     float *dst;
@@ -61,21 +60,14 @@ static struct {
     .done = PTHREAD_COND_INITIALIZER,
 };
 
-static int64_t nanoseconds_now(void)
+/* Spins for up to `spin` seconds until done() holds; 1 if it did. */
+static int spin_until(int (*done)(void), double spin)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
-/* Spins for up to `spin` nanoseconds until done() holds; 1 if it did. */
-static int spin_until(int (*done)(void), int64_t spin)
-{
-    const int64_t start = nanoseconds_now();
+    const double start = tb_seconds_now();
     for (int i = 0;; i++) {
         if (done())
             return 1;
-        if ((i & 63) == 63 && nanoseconds_now() - start > spin)
+        if ((i & 63) == 63 && tb_seconds_now() - start > spin)
             return 0;
 #if defined(__SSE2__)
         _mm_pause();
@@ -171,7 +163,7 @@ static void *worker_main(void *arg)
 {
     (void)arg;
     for (;;) {
-        if (!spin_until(new_job, SPIN_NANOSECONDS)) {
+        if (!spin_until(new_job, SPIN_SECONDS)) {
             pthread_mutex_lock(&pool.lock);
             atomic_fetch_add(&pool.sleepers, 1);
             while (!new_job())
@@ -243,7 +235,7 @@ static void run_job(const copy_job job)
 
     copy_pieces(&pool.job);
 
-    if (!spin_until(job_finished, SPIN_NANOSECONDS)) {
+    if (!spin_until(job_finished, SPIN_SECONDS)) {
         pthread_mutex_lock(&pool.lock);
         while (!job_finished())
             pthread_cond_wait(&pool.done, &pool.lock);

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
@@ -25,6 +26,21 @@ typedef struct tb_call {
     float *c;
     int ldc;
 } tb_call;
+
+/* The monotonic clock, in seconds. */
+static inline double tb_seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Floats an operand packed on the device takes: each starts 256-byte aligned, as cudaMalloc's own
+ * allocations do, for the kernels' 128-bit loads. */
+static inline int64_t tb_packed_floats(int64_t floats)
+{
+    return (floats + 63) / 64 * 64;
+}
 
 /* Rows i0.. (rows of them) and columns j0.. (cols of them) of the call's C, with their operands. */
 static inline tb_call tb_call_block(const tb_call *call, int64_t i0, int64_t rows, int64_t j0, int64_t cols)

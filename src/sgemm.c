@@ -3,16 +3,8 @@
  * GPU and CPU, the CPU fallback when the GPU fails, and accounting.
  */
 #include <stdatomic.h>
-#include <time.h>
 
 #include "internal.h"
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Operands in device or managed memory, which the GPU path uses in place, and pinned ones. */
 typedef struct {
@@ -45,7 +37,7 @@ static residency find_residency(const tb_call *call, int reads_ab)
 
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
 {
-    const double start = seconds_now();
+    const double start = tb_seconds_now();
     const tb_config *config = tb_config_get();
     if (call->m == 0 || call->n == 0) {
         tb_report_call(origin, 0, "empty", 0.0);
@@ -71,7 +63,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         reason = "device-pointers";
     } else if (!reads_ab) {
         tb_scale_c_host(call);
-        tb_report_call(origin, 0, "scale-only", seconds_now() - start);
+        tb_report_call(origin, 0, "scale-only", tb_seconds_now() - start);
         return;
     } else if (config->device == TB_DEVICE_CPU) {
         use_gpu = 0;
@@ -93,7 +85,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         if (status == TB_GPU_OK) {
-            tb_report_call(origin, 1, reason, seconds_now() - start);
+            tb_report_call(origin, 1, reason, tb_seconds_now() - start);
             return;
         }
         if (resident) {
@@ -113,5 +105,5 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     } else {
         tb_cpu_sgemm(call);
     }
-    tb_report_call(origin, 0, reason, seconds_now() - start);
+    tb_report_call(origin, 0, reason, tb_seconds_now() - start);
 }
