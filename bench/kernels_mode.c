@@ -223,8 +223,10 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
     for (int i = 0; i < o->ntrans; i++) {
         const bench_case bc = bench_case_make(o, s, o->trans[i]);
         const tb_gemm_args g = bench_colmajor(&bc, d.a, d.b, d.c);
-        const int64_t need = tb_kernel_workspace_floats(TB_KERNEL_REGTILE, &g);
-        d.workspace_floats = need > d.workspace_floats ? need : d.workspace_floats;
+        for (int id = 0; id < TB_KERNEL_COUNT; id++) {
+            const int64_t need = tb_kernel_workspace_floats((tb_kernel_id)id, &g);
+            d.workspace_floats = need > d.workspace_floats ? need : d.workspace_floats;
+        }
     }
     if (d.workspace_floats)
         CUDA_CHECK(cudaMalloc((void **)&d.workspace, (size_t)d.workspace_floats * sizeof(float)));

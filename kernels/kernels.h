@@ -75,8 +75,12 @@ cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStr
 
 /* The tile shapes behind TB_KERNEL_MULTISTAGE, one by one, for the tuning benchmark. */
 int tb_multistage_shape_count(void);
+int64_t tb_multistage_workspace_floats(const tb_gemm_args *args);
 const char *tb_multistage_shape_name(int shape);
 cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
+
+/* Split-K's summing pass (splitk.cu): C = alpha * (sum of `splits` workspace planes) + beta * C. */
+cudaError_t tb_launch_splitk_reduce(const tb_gemm_args *args, int splits, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

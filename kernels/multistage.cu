@@ -25,6 +25,9 @@
  * cp.async's src-size operand, so every later slice is full and branch-free.
  * Rows of A past m and columns of B past n are not zero-filled but clamped to
  * the last one that exists: they only feed parts of C that are never stored.
+ *
+ * When C is too small to fill the GPU and K is long, K is split across blocks
+ * (grid.z) and a second pass sums the slices, as in regtile (tile_common.cuh).
  */
 #include "tile_common.cuh"
 
@@ -228,8 +231,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
     float *const As = reinterpret_cast<float *>(smem4); /* [STAGES][BK][A_PITCH] */
     float *const Bs = As + STAGES * BK * A_PITCH;       /* [STAGES][BK][B_PITCH] */
 
+    int64_t k_begin, k_len;
+    k_slice<BK>(p, k_begin, k_len);
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
-    const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
+    const int m = (int)p.m, n = (int)p.n, k = (int)k_len;
     const int tid = threadIdx.x;
     /* This thread's fragments start at rows row + 32f and columns col + 16g. */
     const int row = fragment_row<S>(tid), col = fragment_col<S>(tid);
@@ -247,8 +252,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
         /* K's ragged end goes first: slice 0 starts `shift` k-rows before k = 0. */
         const int shift = (int)((int64_t)k_tiles * BK - k);
         /* op(A) is k-contiguous when A is transposed; op(B) when B is not. */
-        AsyncTileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a, p.lda, i0, m, shift, As);
-        AsyncTileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(p.b, p.ldb, j0, n, shift, Bs);
+        const float *a_slice = p.a + (TA ? k_begin : k_begin * p.lda);
+        const float *b_slice = p.b + (TB ? k_begin * p.ldb : k_begin);
+        AsyncTileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(a_slice, p.lda, i0, m, shift, As);
+        AsyncTileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(b_slice, p.ldb, j0, n, shift, Bs);
 
         /* Prologue: slices 0 .. STAGES-2 in flight, one commit group each (empty past K). */
         a_tile.load_first(p.a, shift);
@@ -306,25 +313,26 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
         cp_async_wait<0>();
     }
 
-    float *c_tile = p.c + i0 + j0 * p.ldc;
+    const tb_gemm_args out = split_output(p);
+    float *c_tile = out.c + i0 + j0 * out.ldc;
 #pragma unroll
     for (int j = 0; j < S::TN; j++) {
         const int cj = col + 16 * (j / 4) + j % 4;
 #pragma unroll
         for (int f = 0; f < S::FM; f++) {
-            const float out[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
-            store4<VEC>(p, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), out);
+            const float sums[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
+            store4<VEC>(out, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), sums);
         }
     }
 }
 
-/* Launches tile shape S for a transpose pair. */
+/* Launches tile shape S for a transpose pair, in `splits` slices of K (1: no split). */
 template <typename S>
 struct Multistage {
     template <bool TA, bool TB>
     struct Launch {
         template <bool VEC>
-        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream)
+        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
             constexpr int bytes = smem_bytes<S>();
             const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
@@ -335,41 +343,52 @@ struct Multistage {
                 if (status != cudaSuccess)
                     return status;
             }
-            return for_each_column_slab<TB>(args, S::BN, [&](const tb_gemm_args &slab) {
-                const dim3 grid(blocks_for(slab.m, S::BM), blocks_for(slab.n, S::BN));
-                kernel<<<grid, S::THREADS, bytes, stream>>>(slab);
+            return launch_tiles<TB>(args, S::BM, S::BN, splits, stream, [&](const tb_gemm_args &p, dim3 grid) {
+                kernel<<<grid, S::THREADS, bytes, stream>>>(p);
             });
         }
-        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
+        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
             /* The same test gates the 16-byte cp.async copies. */
-            return vector_friendly(args) ? launch<true>(args, stream) : launch<false>(args, stream);
+            return vector_friendly(args, splits) ? launch<true>(args, stream, splits)
+                                                 : launch<false>(args, stream, splits);
         }
     };
 };
 
 /*
- * The tile shapes, with how many blocks of each an SM holds and the rate the
- * heuristic assumes for it (TFLOP/s). Registers set the blocks per SM: 8x8 per
- * thread fits 128 registers, so two 256-thread blocks (16 warps) share an SM;
+ * The tile shapes, with how many blocks of each an SM holds and the rates the
+ * heuristic assumes for them (TFLOP/s, by which operands are stored along k:
+ * neither, B, A, both). Registers set the blocks per SM: 8x8 per thread fits
+ * 128 registers, so two 256-thread or four 128-thread blocks share an SM;
  * 8x16 per thread needs about 240, so one block of 8 warps, each with twice
- * the independent FMAs per fragment load. Shared memory (STAGES slices of
- * both tiles) is 17-50 KB per block, inside an sm_80/sm_90 SM at that
- * occupancy. The rates are this rung's own, from `tiledblas-bench --tune` on
- * the H100 (the mean of its ratios to cuBLAS at 4096^3 and 8192^3, times
- * cuBLAS's 51.3 TFLOP/s; docs/PERFORMANCE.md).
+ * the independent FMAs per fragment load. That is cuBLAS's own choice on the
+ * H100 for large calls (256x128x8, 3 stages, 8 warps of 64x64); here it runs
+ * best with 16-deep slices, which halve the barriers and the loop's
+ * bookkeeping per FMA (92.8% of the loop's instructions are FMAs, 86.5% with
+ * 8x8). The operand stored along k is best in the narrower side of the tile
+ * (its copies are the transposing 4-byte ones): 256x128 when it is B, 128x256
+ * when it is A. Shared memory (STAGES slices of both tiles) is 17-75 KB per
+ * block, inside an sm_80/sm_90 SM at that occupancy. The rates are this rung's
+ * own, from `tiledblas-bench --tune` on the H100, the mean at 4096^3 and
+ * 8192^3 in each transpose pair (docs/PERFORMANCE.md).
  */
 const struct {
     const char *name;
     int bm, bn, blocks_per_sm;
-    double rate;
-    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream);
+    double rate[4];
+    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x8", 256, 128, 1, 43.6, launch_for_trans<Multistage<StagedShape<256, 128, 8, 64, 64, 4, 1>>::Launch>},
-    {"128x256x8", 128, 256, 1, 38.5, launch_for_trans<Multistage<StagedShape<128, 256, 8, 64, 64, 4, 1>>::Launch>},
-    {"128x128x8", 128, 128, 2, 45.9, launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2>>::Launch>},
-    {"128x128x16", 128, 128, 2, 43.9, launch_for_trans<Multistage<StagedShape<128, 128, 16, 64, 32, 3, 2>>::Launch>},
-    {"64x64x8", 64, 64, 4, 35.9, launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4>>::Launch>},
+    {"256x128x16", 256, 128, 1, {48.6, 46.3, 39.6, 37.1},
+     launch_for_trans<Multistage<StagedShape<256, 128, 16, 64, 64, 3, 1>>::Launch, int>},
+    {"128x256x16", 128, 256, 1, {48.7, 38.8, 46.9, 37.3},
+     launch_for_trans<Multistage<StagedShape<128, 256, 16, 64, 64, 3, 1>>::Launch, int>},
+    {"128x128x8", 128, 128, 2, {45.9, 45.4, 45.6, 41.0},
+     launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2>>::Launch, int>},
+    {"128x64x8", 128, 64, 4, {45.3, 43.2, 34.0, 31.2},
+     launch_for_trans<Multistage<StagedShape<128, 64, 8, 64, 32, 4, 4>>::Launch, int>},
+    {"64x64x8", 64, 64, 4, {42.0, 36.1, 36.0, 29.7},
+     launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 
@@ -391,11 +410,19 @@ extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args 
         return cudaErrorInvalidValue;
     if (args->m <= 0 || args->n <= 0)
         return cudaSuccess; /* nothing to compute (and a zero-sized grid would not launch) */
-    return shapes[shape].launch(args, stream);
+    return shapes[shape].launch(args, stream, 1);
 }
 
-/* The shape with the least predicted time (fastest_shape, as in regtile). */
+extern "C" int64_t tb_multistage_workspace_floats(const tb_gemm_args *args)
+{
+    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+}
+
+/* The plan with the least predicted time (fastest_plan, as in regtile). */
 extern "C" cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream)
 {
-    return tb_launch_multistage_shape(fastest_shape(shapes, args), args, stream);
+    if (args->m <= 0 || args->n <= 0)
+        return cudaSuccess;
+    const Plan plan = fastest_plan(shapes, args);
+    return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
 }

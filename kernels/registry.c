@@ -12,7 +12,7 @@ static const struct {
     [TB_KERNEL_TILED16] = {"tiled16", tb_launch_tiled16, NULL},
     [TB_KERNEL_TILED32] = {"tiled32", tb_launch_tiled32, NULL},
     [TB_KERNEL_REGTILE] = {"regtile", tb_launch_regtile, tb_regtile_workspace_floats},
-    [TB_KERNEL_MULTISTAGE] = {"multistage", tb_launch_multistage, NULL},
+    [TB_KERNEL_MULTISTAGE] = {"multistage", tb_launch_multistage, tb_multistage_workspace_floats},
     [TB_KERNEL_BEST] = {"best", tb_launch_best, tb_best_workspace_floats},
 };
 

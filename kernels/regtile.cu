@@ -109,30 +109,18 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
     __shared__ __align__(16) float As[2][BK][BM + PAD];
     __shared__ __align__(16) float Bs[2][BK][BN + PAD];
 
-    if (gridDim.z > 1) {
-        /* Split-K: slice z sums its share of K into its own plane of the workspace;
-         * splitk_reduce applies alpha and beta afterwards. */
-        const int64_t chunk = ((p.k + gridDim.z - 1) / gridDim.z + BK - 1) / BK * BK;
-        const int64_t k_begin = min(p.k, blockIdx.z * chunk);
-        p.a += TA ? k_begin : k_begin * p.lda;
-        p.b += TB ? k_begin * p.ldb : k_begin;
-        p.k = min(chunk, p.k - k_begin);
-        p.c = p.workspace + blockIdx.z * p.m * p.n;
-        p.ldc = p.m;
-        p.alpha = 1.0f;
-        p.beta = 0.0f;
-    }
-
+    int64_t k_begin, k_len;
+    k_slice<BK>(p, k_begin, k_len);
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
-    const int m = (int)p.m, n = (int)p.n, k = (int)p.k;
+    const int m = (int)p.m, n = (int)p.n, k = (int)k_len;
     const int tid = threadIdx.x;
     const int i0 = blockIdx.x * BM, j0 = blockIdx.y * BN;
     /* This thread's fragments start at rows row + 32f and columns col + 16g. */
     const int row = fragment_row<S>(tid), col = fragment_col<S>(tid);
 
     /* op(A) is k-contiguous when A is transposed; op(B) when B is not. */
-    TileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a, p.lda, i0, m, tid);
-    TileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(p.b, p.ldb, j0, n, tid);
+    TileLoader<BM, BK, S::THREADS, TA, VEC> a_tile(p.a + (TA ? k_begin : k_begin * p.lda), p.lda, i0, m, tid);
+    TileLoader<BN, BK, S::THREADS, !TB, VEC> b_tile(p.b + (TB ? k_begin * p.ldb : k_begin), p.ldb, j0, n, tid);
     /* k steps that exist in tile t. */
     const auto k_room = [&](int t) { return min(BK, k - t * BK); };
 
@@ -166,29 +154,17 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_regtile(tb_ge
         __syncthreads();
     }
 
-    float *c_tile = p.c + i0 + (int64_t)j0 * p.ldc;
+    const tb_gemm_args out = split_output(p);
+    float *c_tile = out.c + i0 + (int64_t)j0 * out.ldc;
 #pragma unroll
     for (int j = 0; j < S::TN; j++) {
         const int cj = col + 16 * (j / 4) + j % 4;
 #pragma unroll
         for (int f = 0; f < S::FM; f++) {
-            const float out[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
-            store4<VEC>(p, c_tile, row + 32 * f, cj, m - i0, n - j0, out);
+            const float sums[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
+            store4<VEC>(out, c_tile, row + 32 * f, cj, m - i0, n - j0, sums);
         }
     }
-}
-
-/* Split-K's second pass: C = alpha * (sum of the slices' planes) + beta * C. */
-__global__ void splitk_reduce(tb_gemm_args p, int splits)
-{
-    const int64_t plane = p.m * p.n;
-    const int64_t at = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (at >= plane)
-        return;
-    float sum = 0.0f;
-    for (int z = 0; z < splits; z++)
-        sum += p.workspace[z * plane + at];
-    store_c(&p.c[at % p.m + at / p.m * p.ldc], sum, p.alpha, p.beta);
 }
 
 /* Launches tile shape S for a transpose pair, in `splits` slices of K (1: no split). */
@@ -199,72 +175,42 @@ struct Regtile {
         template <bool VEC>
         static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
-            if (splits > 1) {
-                const dim3 grid(blocks_for(args->m, S::BM), blocks_for(args->n, S::BN), splits);
-                sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(*args);
-                const cudaError_t status = cudaGetLastError();
-                if (status != cudaSuccess)
-                    return status;
-                splitk_reduce<<<blocks_for(args->m * args->n, 256), 256, 0, stream>>>(*args, splits);
-                return cudaGetLastError();
-            }
-            return for_each_column_slab<TB>(args, S::BN, [&](const tb_gemm_args &slab) {
-                const dim3 grid(blocks_for(slab.m, S::BM), blocks_for(slab.n, S::BN));
-                sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(slab);
+            return launch_tiles<TB>(args, S::BM, S::BN, splits, stream, [&](const tb_gemm_args &p, dim3 grid) {
+                sgemm_regtile<S, TA, TB, VEC><<<grid, S::THREADS, 0, stream>>>(p);
             });
         }
         static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
-            /* Split slices write the workspace (leading dimension m), not C. */
-            tb_gemm_args target = *args;
-            if (splits > 1)
-                target.c = args->workspace, target.ldc = args->m;
-            return vector_friendly(&target) ? launch<true>(args, stream, splits)
-                                            : launch<false>(args, stream, splits);
+            return vector_friendly(args, splits) ? launch<true>(args, stream, splits)
+                                                 : launch<false>(args, stream, splits);
         }
     };
 };
 
 /*
- * The tile shapes, with how many blocks of each an SM holds and the rate each
- * reached on large problems (TFLOP/s on the H100, the mean of two --tune runs at
- * 4096^3 and 8192^3, docs/PERFORMANCE.md): the heuristic's inputs.
+ * The tile shapes, with how many blocks of each an SM holds and the rates each
+ * reached on large problems (TFLOP/s on the H100, by which operands are stored
+ * along k: neither, B, A, both; the mean of --tune at 4096^3 and 8192^3,
+ * docs/PERFORMANCE.md): the heuristic's inputs.
  */
 const struct {
     const char *name;
     int bm, bn, blocks_per_sm;
-    double rate;
+    double rate[4];
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x8", 256, 128, 1, 43.4, launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
-    {"128x256x8", 128, 256, 1, 43.2, launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
-    {"128x128x8", 128, 128, 2, 43.0, launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
-    {"128x64x8", 128, 64, 3, 38.0, launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
-    {"64x64x8", 64, 64, 4, 34.9, launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
+    {"256x128x8", 256, 128, 1, {42.9, 42.5, 43.5, 42.6},
+     launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
+    {"128x256x8", 128, 256, 1, {42.3, 43.3, 42.5, 42.5},
+     launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
+    {"128x128x8", 128, 128, 2, {44.2, 41.8, 42.3, 39.5},
+     launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
+    {"128x64x8", 128, 64, 3, {39.7, 38.1, 35.5, 34.8},
+     launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
+    {"64x64x8", 64, 64, 4, {37.5, 34.5, 34.2, 32.6},
+     launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
-
-struct Plan {
-    int shape;
-    int splits; /* slices of K; 1: no split */
-};
-
-/*
- * The shape with the least predicted time (fastest_shape: whole waves of
- * blocks at the shape's measured rate). When even the best shape fills under
- * half the machine and K is long, K is split so that about two waves of slices
- * run, summed by a second pass.
- */
-Plan plan_for(const tb_gemm_args *args)
-{
-    Plan plan = {fastest_shape(shapes, args), 1};
-    const int64_t blocks = tiles(args, shapes[plan.shape].bm, shapes[plan.shape].bn);
-    const int64_t slots = sm_count() * (int64_t)shapes[plan.shape].blocks_per_sm;
-    constexpr int64_t min_k_per_slice = 1024; /* below this the second pass costs more than it saves */
-    if (2 * blocks <= slots && args->k >= 2 * min_k_per_slice && blocks_for(args->n, shapes[plan.shape].bn) <= 65535)
-        plan.splits = (int)max((int64_t)2, min(2 * slots / blocks, args->k / min_k_per_slice));
-    return plan;
-}
 
 } // namespace
 
@@ -287,15 +233,11 @@ extern "C" cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *ar
 
 extern "C" int64_t tb_regtile_workspace_floats(const tb_gemm_args *args)
 {
-    const Plan plan = plan_for(args);
-    return plan.splits > 1 ? plan.splits * args->m * args->n : 0;
+    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
 }
 
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)
 {
-    Plan plan = plan_for(args);
-    /* Without the scratch for the partial sums, run unsplit: slower, still right. */
-    if (plan.splits > 1 && (!args->workspace || args->workspace_floats < plan.splits * args->m * args->n))
-        plan.splits = 1;
-    return shapes[plan.shape].launch(args, stream, plan.splits);
+    const Plan plan = fastest_plan(shapes, args);
+    return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
 }

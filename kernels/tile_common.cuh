@@ -8,6 +8,8 @@
 #ifndef TILEDBLAS_KERNELS_TILE_COMMON_CUH
 #define TILEDBLAS_KERNELS_TILE_COMMON_CUH
 
+#include <algorithm>
+
 #include "common.cuh"
 
 /* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
@@ -128,27 +130,127 @@ static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
     return blocks_for(args->m, bm) * (int64_t)blocks_for(args->n, bn);
 }
 
+/* How a call is launched: a tile shape from the rung's table, and slices of K (1: no split). */
+struct Plan {
+    int shape;
+    int splits;
+};
+
 /*
- * The entry of a shape table (fields bm, bn, blocks_per_sm, rate) with the
- * least predicted time: whole waves of blocks over the machine, each wave
- * costing its flops at the shape's rate (a grid that leaves SMs idle in its
- * last wave pays for the whole wave). Ties go to the earlier entry.
+ * Which operands are stored along k, the index of a shape's rates: a tile
+ * loads those with 4-byte copies that transpose on the way (0: neither,
+ * 1: B, 2: A, 3: both), which costs more the wider that operand's tile.
+ */
+static inline int along_k(const tb_gemm_args *args)
+{
+    return (args->trans_a ? 2 : 0) | (args->trans_b ? 0 : 1);
+}
+
+/*
+ * The plan with the least predicted time over a shape table (fields bm, bn,
+ * blocks_per_sm, rate[along_k]) and slices of K. The kernel's time is whole
+ * waves of blocks over the machine, each wave costing its flops at the
+ * shape's rate (a grid that leaves SMs idle in its last wave pays for the
+ * whole wave). A split into slices of at least MIN_K_PER_SLICE adds the
+ * second pass: the partial planes written and read back, and C, at device
+ * memory speed. Ties go to the earlier shape and the fewer slices.
  */
 template <typename Shape, int N>
-int fastest_shape(const Shape (&shapes)[N], const tb_gemm_args *args)
+Plan fastest_plan(const Shape (&shapes)[N], const tb_gemm_args *args)
 {
+    constexpr int64_t MIN_K_PER_SLICE = 1024, MAX_SPLITS = 16;
+    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6;
     const int64_t sms = sm_count();
-    int shape = 0;
+    const int storage = along_k(args);
+    const double plane_bytes = (double)args->m * args->n * sizeof(float);
+    const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
+    Plan plan = {0, 1};
     double best = 0.0;
     for (int s = 0; s < N; s++) {
-        const int64_t slots = sms * shapes[s].blocks_per_sm;
-        const int64_t waves = (tiles(args, shapes[s].bm, shapes[s].bn) + slots - 1) / slots;
-        const double time = (double)waves * shapes[s].blocks_per_sm * shapes[s].bm * shapes[s].bn /
-                            shapes[s].rate;
-        if (s == 0 || time < best)
-            best = time, shape = s;
+        const int64_t slots = sms * shapes[s].blocks_per_sm, blocks = tiles(args, shapes[s].bm, shapes[s].bn);
+        const double flops_per_k = 2.0 * (double)slots * shapes[s].bm * shapes[s].bn; /* one wave, one k */
+        const int64_t splits_here = blocks_for(args->n, shapes[s].bn) <= 65535 ? most_splits : 1;
+        for (int64_t splits = 1; splits <= splits_here; splits++) {
+            const int64_t waves = (blocks * splits + slots - 1) / slots;
+            const double k_slice = (double)((args->k + splits - 1) / splits);
+            double time = (double)waves * flops_per_k * k_slice / (shapes[s].rate[storage] * 1e12);
+            if (splits > 1)
+                time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
+            if ((s == 0 && splits == 1) || time < best)
+                best = time, plan = {s, (int)splits};
+        }
     }
-    return shape;
+    return plan;
+}
+
+/* Scratch floats for a plan's partial sums: one m x n plane per slice of K. */
+static inline int64_t split_workspace_floats(const tb_gemm_args *args, int splits)
+{
+    return splits > 1 ? splits * args->m * args->n : 0;
+}
+
+/* Without the scratch for the partial sums a call runs unsplit: slower, still right. */
+static inline int affordable_splits(const tb_gemm_args *args, int splits)
+{
+    const bool room = args->workspace && args->workspace_floats >= split_workspace_floats(args, splits);
+    return splits > 1 && room ? splits : 1;
+}
+
+/*
+ * Split-K: in a launch of gridDim.z > 1 slices, block z sums K from k_begin
+ * for k_len (whole BK tiles, only the last slice ragged); unsplit, all of K.
+ */
+template <int BK>
+__device__ __forceinline__ void k_slice(const tb_gemm_args &p, int64_t &k_begin, int64_t &k_len)
+{
+    const int64_t chunk = ((p.k + gridDim.z - 1) / gridDim.z + BK - 1) / BK * BK;
+    k_begin = min(p.k, blockIdx.z * chunk);
+    k_len = gridDim.z == 1 ? p.k : min(chunk, p.k - k_begin);
+}
+
+/*
+ * Where a block's results go: C, or in a split launch plane z of the workspace
+ * (leading dimension m, alpha 1, beta 0), which tb_launch_splitk_reduce sums.
+ * Kernels call it after their k loop, so that none of it holds registers there.
+ */
+__device__ __forceinline__ tb_gemm_args split_output(const tb_gemm_args &p)
+{
+    tb_gemm_args out = p;
+    if (gridDim.z > 1) {
+        out.c = p.workspace + blockIdx.z * p.m * p.n;
+        out.ldc = p.m;
+        out.alpha = 1.0f;
+        out.beta = 0.0f;
+    }
+    return out;
+}
+
+/* Whether the 128-bit path applies: split slices store to the workspace, not C. */
+static inline bool vector_friendly(const tb_gemm_args *args, int splits)
+{
+    tb_gemm_args target = *args;
+    if (splits > 1)
+        target.c = args->workspace, target.ldc = args->m;
+    return vector_friendly(&target);
+}
+
+/*
+ * Launches a BM x BN tiled kernel over C: launch_grid(args, grid) starts one
+ * grid. Split: one grid of slices (grid.z) and the summing pass. Unsplit: a
+ * grid per slab of columns (for_each_column_slab).
+ */
+template <bool TB, typename LaunchGrid>
+cudaError_t launch_tiles(const tb_gemm_args *args, int bm, int bn, int splits, cudaStream_t stream,
+                         LaunchGrid launch_grid)
+{
+    if (splits > 1) {
+        launch_grid(*args, dim3(blocks_for(args->m, bm), blocks_for(args->n, bn), splits));
+        const cudaError_t status = cudaGetLastError();
+        return status != cudaSuccess ? status : tb_launch_splitk_reduce(args, splits, stream);
+    }
+    return for_each_column_slab<TB>(args, bn, [&](const tb_gemm_args &slab) {
+        launch_grid(slab, dim3(blocks_for(slab.m, bm), blocks_for(slab.n, bn)));
+    });
 }
 
 #endif /* TILEDBLAS_KERNELS_TILE_COMMON_CUH */

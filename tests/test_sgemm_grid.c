@@ -37,6 +37,8 @@ static const shape grid_shapes[] = {
     /* mixed, no dimension a multiple of a tile */
     {45, 17, 130, 0}, {130, 45, 17, 0}, {17, 130, 45, 0}, {63, 97, 300, 0},
     {300, 66, 9, 0}, {2, 129, 3, 0},
+    /* C too small to fill the GPU, K long: split-K, the last slice ragged */
+    {100, 70, 3000, 2}, {33, 129, 2049, 2},
 };
 
 static const float scalar_values[] = {0.0f, 1.0f, -1.0f, 0.7f, 1.3f};
