@@ -40,18 +40,28 @@ typedef struct {
     float beta;
 } copy_job;
 
+/*
+ * The current job's ticket: its generation (bits 32-63), how many pieces it
+ * is cut into (16-31) and the next piece to take (0-15). A thread takes a
+ * piece with one compare-and-swap on the whole ticket, so a worker that wakes
+ * late either takes a piece of the job that is running or finds none left,
+ * and the caller waits for the pieces, never for workers that took none.
+ */
+#define TICKET(generation, pieces, next) ((uint64_t)(generation) << 32 | (uint64_t)(pieces) << 16 | (next))
+#define TICKET_GENERATION(t) ((unsigned)((t) >> 32))
+#define TICKET_PIECES(t) ((int)((t) >> 16 & 0xffff))
+#define TICKET_NEXT(t) ((int)((t)&0xffff))
+
 static struct {
     pthread_once_t once;
     pthread_mutex_t serial; /* one job at a time */
     pthread_mutex_t lock;   /* guards sleeping on `wake` and `done` */
     pthread_cond_t wake, done;
-    int workers;               /* the caller takes part too: workers + 1 parts */
-    atomic_uint generation;    /* bumped (under `lock`) per job; workers wait for a new one */
-    atomic_int pending;        /* workers still copying the current job */
+    int workers;               /* the caller takes part too: workers + 1 threads */
+    _Atomic uint64_t ticket;   /* published (under `lock`) per job, after `job` is written */
+    atomic_int pieces_done;    /* of the current job */
     atomic_int sleepers;       /* workers asleep on `wake` */
-    copy_job job;              /* written before `generation` is bumped */
-    int pieces;                /* the job is cut into this many pieces... */
-    atomic_int next_piece;     /* ...which the threads take in turn */
+    copy_job job;              /* stays unchanged until all its pieces are done */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
     .serial = PTHREAD_MUTEX_INITIALIZER,
@@ -141,22 +151,36 @@ static void copy_part(const copy_job *job, int part, int parts)
  * Pieces are taken in turn rather than dealt out, so a thread the scheduler
  * pauses holds up one small piece, not a whole share of the job.
  */
-static void copy_pieces(const copy_job *job)
+static void copy_pieces(void)
 {
-    for (int piece; (piece = atomic_fetch_add(&pool.next_piece, 1)) < pool.pieces;)
-        copy_part(job, piece, pool.pieces);
+    uint64_t t = atomic_load(&pool.ticket);
+    while (TICKET_NEXT(t) < TICKET_PIECES(t)) {
+        if (!atomic_compare_exchange_weak(&pool.ticket, &t, t + 1))
+            continue; /* t now holds the current ticket */
+        /* The piece is ours, so its job cannot finish, nor `job` change, before we are done. */
+        const int pieces = TICKET_PIECES(t);
+        copy_part(&pool.job, TICKET_NEXT(t), pieces);
+        if (atomic_fetch_add(&pool.pieces_done, 1) + 1 == pieces) {
+            pthread_mutex_lock(&pool.lock);
+            pthread_cond_signal(&pool.done);
+            pthread_mutex_unlock(&pool.lock);
+        }
+        t = atomic_load(&pool.ticket);
+    }
 }
 
-static _Thread_local unsigned worker_seen; /* the last generation this worker copied */
+static _Thread_local unsigned worker_seen; /* the last generation this worker looked at */
 
 static int new_job(void)
 {
-    return atomic_load(&pool.generation) != worker_seen;
+    return TICKET_GENERATION(atomic_load(&pool.ticket)) != worker_seen;
 }
+
+static int pieces_left; /* of the caller's job (pool.serial held) */
 
 static int job_finished(void)
 {
-    return atomic_load(&pool.pending) == 0;
+    return atomic_load(&pool.pieces_done) == pieces_left;
 }
 
 static void *worker_main(void *arg)
@@ -171,13 +195,8 @@ static void *worker_main(void *arg)
             atomic_fetch_sub(&pool.sleepers, 1);
             pthread_mutex_unlock(&pool.lock);
         }
-        worker_seen = atomic_load(&pool.generation);
-        copy_pieces(&pool.job);
-        if (atomic_fetch_sub(&pool.pending, 1) == 1) {
-            pthread_mutex_lock(&pool.lock);
-            pthread_cond_signal(&pool.done);
-            pthread_mutex_unlock(&pool.lock);
-        }
+        worker_seen = TICKET_GENERATION(atomic_load(&pool.ticket));
+        copy_pieces();
     }
     return NULL;
 }
@@ -190,7 +209,6 @@ static void after_fork_in_child(void)
     pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
     pool.workers = 0;
-    atomic_store(&pool.pending, 0);
     atomic_store(&pool.sleepers, 0);
 }
 
@@ -223,17 +241,17 @@ static void run_job(const copy_job job)
     /* Four pieces per thread, none under 256 KB (the non-temporal threshold). */
     const int64_t by_size = (int64_t)((size_t)rows * (size_t)cols * sizeof(float) / STREAMING_MIN_BYTES);
     const int64_t wanted = 4 * (int64_t)(pool.workers + 1);
-    pool.pieces = (int)(by_size < wanted ? (by_size > 1 ? by_size : 1) : wanted);
-    atomic_store(&pool.next_piece, 0);
+    pieces_left = (int)(by_size < wanted ? (by_size > 1 ? by_size : 1) : wanted);
     pool.job = job;
-    atomic_store(&pool.pending, pool.workers);
+    atomic_store(&pool.pieces_done, 0);
     pthread_mutex_lock(&pool.lock);
-    atomic_fetch_add(&pool.generation, 1);
+    const unsigned generation = TICKET_GENERATION(atomic_load(&pool.ticket)) + 1;
+    atomic_store(&pool.ticket, TICKET(generation, pieces_left, 0));
     if (atomic_load(&pool.sleepers) > 0)
         pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.lock);
 
-    copy_pieces(&pool.job);
+    copy_pieces();
 
     if (!spin_until(job_finished, SPIN_SECONDS)) {
         pthread_mutex_lock(&pool.lock);
