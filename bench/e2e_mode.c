@@ -4,6 +4,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,81 @@ static bench_row *run_variant(const char *name, sgemm_fn sgemm, const bench_case
     return row;
 }
 
+/* One of --threads N callers: its own C, the shared A and B, `calls` calls after the start line. */
+typedef struct caller {
+    e2e_run run;
+    int calls;
+    pthread_barrier_t *start;
+} caller;
+
+static void *caller_main(void *arg)
+{
+    caller *me = arg;
+    pthread_barrier_wait(me->start);
+    for (int i = 0; i < me->calls; i++)
+        timed_call(&me->run);
+    return NULL;
+}
+
+/*
+ * --threads N: N threads call libtiledblas at once, each on its own C, `calls`
+ * times; the row's time is the wall clock from the common start to the last
+ * return, divided by all the calls, and its ratio is to `serial`, the same
+ * calls one at a time. Every C is checked afterwards.
+ */
+static void run_threaded(const char *name, int threads, const bench_case *bc, const e2e_bufs *h,
+                         const sample *s, const bench_opts *o, const bench_row *serial, bench_table *t)
+{
+    char variant[32];
+    snprintf(variant, sizeof variant, "%.24s x%d", name, threads);
+    bench_row *row = bench_table_add(t, bc, variant);
+    const int calls = o->reps < 3 ? 3 : o->reps;
+    caller *callers = bench_xmalloc((size_t)threads * sizeof *callers);
+    pthread_t *ids = bench_xmalloc((size_t)threads * sizeof *ids);
+    pthread_barrier_t start;
+    pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
+    for (int i = 0; i < threads; i++) {
+        float *c = bench_xmalloc(h->nc * sizeof *c);
+        if (bc->beta == 0.0f)
+            for (size_t e = 0; e < h->nc; e++)
+                c[e] = NAN;
+        else
+            memcpy(c, h->c0, h->nc * sizeof *c);
+        callers[i] = (caller){{cblas_sgemm, bc, h->a, h->b, c}, calls, &start};
+        if (pthread_create(&ids[i], NULL, caller_main, &callers[i])) {
+            fprintf(stderr, "tiledblas-bench: cannot start thread %d\n", i);
+            exit(1);
+        }
+    }
+    pthread_barrier_wait(&start);
+    const double t0 = bench_now_ms();
+    for (int i = 0; i < threads; i++)
+        pthread_join(ids[i], NULL);
+    row->ms = (bench_now_ms() - t0) / ((double)threads * calls);
+    row->reps = threads * calls;
+    row->gflops = bench_gflops(bc, row->ms);
+    row->ratio = serial->gflops > 0.0 ? row->gflops / serial->gflops : 0.0;
+    pthread_barrier_destroy(&start);
+
+    /* beta != 0 accumulates over the calls: only beta = 0 results can be checked. */
+    row->error = 0.0;
+    for (int i = 0; i < threads; i++) {
+        if (bc->beta == 0.0f) {
+            const double e = sampled_error(callers[i].run.c, bc->ldc, s);
+            row->error = e > row->error || isnan(e) ? e : row->error;
+        }
+        free(callers[i].run.c);
+    }
+    if (!(row->error <= 1.0))
+        fail(row, "error above the FP32 bound");
+    else
+        snprintf(row->status, sizeof row->status, "ok");
+    fprintf(stderr, "[e2e] %s %s %s: %.3f ms per call (%d calls), %.1f GFLOP/s, %.2fx one at a time, %s\n",
+            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->ratio, row->status);
+    free(callers);
+    free(ids);
+}
+
 static float *random_buffer(size_t n, uint64_t seed)
 {
     float *x = bench_xmalloc(n * sizeof *x);
@@ -232,6 +308,9 @@ int bench_e2e(const bench_opts *o, bench_table *t)
     }
     printf("timing: wall clock around each call, host memory in and out, median of up to %d "
            "calls after a checked warm-up call\n", o->reps);
+    if (o->threads)
+        printf("x%d: %d threads calling at once, each on its own C; time per call from the wall clock "
+               "of all of them; ratio to the same calls one at a time\n", o->threads, o->threads);
     printf("err/bound: max over %d sampled elements of |C - C_fp64| / ((K+2) 2^-24 (|A||B| + "
            "|beta C0|)); <= 1 passes\n", SAMPLES);
     fflush(stdout);
@@ -254,6 +333,10 @@ int bench_e2e(const bench_opts *o, bench_table *t)
             make_samples(&g, s);
             const size_t ours = t->len; /* an index: adding rows moves them */
             run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
+            if (o->threads) {
+                const bench_row serial = t->rows[ours];
+                run_threaded(name, o->threads, &bc, &h, s, o, &serial, t);
+            }
             /* Ratios are to the last baseline: OpenBLAS when timed, else NVBLAS. */
             const size_t first = t->len;
             if (nvblas)
@@ -266,7 +349,8 @@ int bench_e2e(const bench_opts *o, bench_table *t)
             }
             if (t->len > first && t->rows[t->len - 1].gflops > 0.0)
                 for (size_t j = ours; j < t->len; j++)
-                    t->rows[j].ratio = t->rows[j].gflops / t->rows[t->len - 1].gflops;
+                    if (!o->threads || j != ours + 1) /* the threaded row's ratio is to ours */
+                        t->rows[j].ratio = t->rows[j].gflops / t->rows[t->len - 1].gflops;
         }
         free(s);
         free(h.a);

@@ -45,6 +45,8 @@ static const char usage[] =
     "  --no-openblas      --e2e: time libtiledblas alone\n"
     "  --nvblas PATH      --e2e: also time NVIDIA's NVBLAS (libnvblas.so at PATH,\n"
     "                     configured through NVBLAS_CONFIG_FILE)\n"
+    "  --threads N        --e2e: also N threads calling libtiledblas at once, each\n"
+    "                     on its own C, against the same calls made one at a time\n"
     "  --csv FILE         also write every result to FILE as CSV\n"
     "  -h, --help         print this help\n"
     "\n"
@@ -113,10 +115,18 @@ static int parse_trans(const char *arg, bench_opts *o)
     }
 }
 
+/* A whole number lo .. hi, or -1. */
+static int parse_count(const char *v, long lo, long hi)
+{
+    char *end;
+    const long n = strtol(v, &end, 10);
+    return end == v || *end != '\0' || n < lo || n > hi ? -1 : (int)n;
+}
+
 static int takes_value(const char *opt)
 {
     static const char *const with_value[] = {"--sizes", "--trans", "--layout", "--beta",
-                                             "--reps",  "--csv",   "--nvblas"};
+                                             "--reps",  "--csv",   "--nvblas", "--threads"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(opt, with_value[i]))
             return 1;
@@ -173,11 +183,11 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             if (end == v || *end != '\0' || !isfinite(o->beta))
                 return bad_usage("bad --beta", v);
         } else if (!strcmp(opt, "--reps")) {
-            const char *v = argv[++i];
-            long n = strtol(v, &end, 10);
-            if (end == v || *end != '\0' || n < 1 || n > 100000)
-                return bad_usage("bad --reps (1 .. 100000)", v);
-            o->reps = (int)n;
+            if ((o->reps = parse_count(argv[++i], 1, 100000)) < 0)
+                return bad_usage("bad --reps (1 .. 100000)", argv[i]);
+        } else if (!strcmp(opt, "--threads")) {
+            if ((o->threads = parse_count(argv[++i], 2, 64)) < 0)
+                return bad_usage("bad --threads (2 .. 64)", argv[i]);
         } else if (!strcmp(opt, "--csv")) {
             o->csv_path = argv[++i];
         } else {

@@ -112,6 +112,8 @@ if want bench; then
         bench e2e-copy$threads 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_COPY_THREADS=$threads -- --e2e \
             --sizes 2048,4096,8192 --no-openblas --reps 5
     done
+    # Four threads calling at once against the same calls one at a time.
+    bench e2e-threads 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,4096 --threads 4 --no-openblas --reps 10
     # Where the time of one call goes, stage by stage.
     bench timeline 90 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
 fi
@@ -158,7 +160,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 timeline \
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
     policy-auto policy-gpu policy-large-auto policy-large-gpu kernel-shapes kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
