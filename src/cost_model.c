@@ -3,8 +3,9 @@
  * memory: a cost model of both paths whose constants are measured on this
  * machine, once, at the first call large enough to go either way (a few
  * milliseconds; the exit summary of TILEDBLAS_VERBOSE=1 shows them):
- *   CPU: a fixed cost plus flops at a rate, fitted to the CPU BLAS at 128^3
- *        and 256^3 with all its threads;
+ *   CPU: the CPU BLAS with all its threads timed at 64^3, 128^3 and 256^3,
+ *        linear in flops between them and beyond 256^3 (its threading changes
+ *        with size, so one line through all three would miss the smallest);
  *   GPU: a fixed cost per call, the bytes copied in and out at their own
  *        rates, and the flops at the kernel's rate, each measured through the
  *        real GPU path (copies and kernel are summed, not overlapped: the
@@ -22,6 +23,10 @@
 /* Tries at measuring (a GPU briefly out of memory may fail one); after the last, the CPU. */
 #define CALIBRATION_TRIES 3
 
+/* The cubes the CPU BLAS is timed at; the smallest is about TB_DEFAULT_GPU_MIN_FLOPS. */
+static const int CPU_SIDES[3] = {64, 128, 256};
+enum { CPU_POINTS = sizeof CPU_SIDES / sizeof CPU_SIDES[0] };
+
 static struct {
     pthread_mutex_t lock;
     int tries;
@@ -29,8 +34,8 @@ static struct {
     double gpu_call_seconds;
     double in_bytes_per_second, out_bytes_per_second;
     double gpu_flops_per_second;
-    double cpu_call_seconds;
-    double cpu_flops_per_second;
+    double cpu_flops[3], cpu_seconds[3]; /* the CPU BLAS at CPU_SIDES */
+    double cpu_slope;                     /* seconds per flop beyond the last */
 } costs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static double bytes_in(const tb_call *call)
@@ -53,6 +58,22 @@ static double predict_gpu(const tb_call *call)
 {
     return costs.gpu_call_seconds + bytes_in(call) / costs.in_bytes_per_second +
            bytes_out(call) / costs.out_bytes_per_second + flops_of(call) / costs.gpu_flops_per_second;
+}
+
+/* The CPU BLAS's time: linear between the measured cubes, the first segment below them, cpu_slope above. */
+static double predict_cpu(const tb_call *call)
+{
+    const double f = flops_of(call);
+    const int last = CPU_POINTS - 1;
+    if (f > costs.cpu_flops[last])
+        return costs.cpu_seconds[last] + (f - costs.cpu_flops[last]) * costs.cpu_slope;
+    int i = 1;
+    while (i < last && f > costs.cpu_flops[i])
+        i++;
+    const double slope =
+        (costs.cpu_seconds[i] - costs.cpu_seconds[i - 1]) / (costs.cpu_flops[i] - costs.cpu_flops[i - 1]);
+    const double t = costs.cpu_seconds[i - 1] + (f - costs.cpu_flops[i - 1]) * slope;
+    return t > 0.0 ? t : 0.0;
 }
 
 /* A synthetic m x n x k call on `buffer` (large enough; values are irrelevant to timing). */
@@ -111,7 +132,6 @@ static void calibrate(void)
     for (size_t i = 0; i < floats; i++)
         buffer[i] = 0.5f;
 
-    const tb_call cpu_small = synthetic(buffer, 128, 128, 128), cpu_large = synthetic(buffer, 256, 256, 256);
     const tb_call tiny = synthetic(buffer, THIN, THIN, THIN);
     const tb_call inward = synthetic(buffer, SIDE, THIN, SIDE), outward = synthetic(buffer, SIDE, SIDE, THIN);
     /* The GPU first: the CPU BLAS's threads may spin for a while after its calls, taking
@@ -119,7 +139,11 @@ static void calibrate(void)
     double kernel_seconds = 0.0;
     const double tiny_s = fastest(on_gpu, &tiny, 5), inward_s = fastest(on_gpu, &inward, 5),
                  outward_s = fastest(on_gpu, &outward, 5);
-    const double cpu_small_s = fastest(on_cpu, &cpu_small, 5), cpu_large_s = fastest(on_cpu, &cpu_large, 5);
+    double cpu_seconds[CPU_POINTS];
+    for (int i = 0; i < CPU_POINTS; i++) {
+        const tb_call cube = synthetic(buffer, CPU_SIDES[i], CPU_SIDES[i], CPU_SIDES[i]);
+        cpu_seconds[i] = fastest(on_cpu, &cube, 5);
+    }
     const int gpu_ok = tiny_s > 0 && inward_s > 0 && outward_s > 0 &&
                        tb_gpu_time_kernel(tb_config_get()->kernel, 1024, &kernel_seconds) == TB_GPU_OK &&
                        kernel_seconds > 0.0;
@@ -135,18 +159,19 @@ static void calibrate(void)
         rate_of(bytes_out(&outward), outward_s,
                 tiny_s + flops_of(&outward) / costs.gpu_flops_per_second +
                     bytes_in(&outward) / costs.in_bytes_per_second);
-    /* CPU: t = fixed + flops / rate through the two sizes (if noise inverts them, no fixed cost). */
-    const double f1 = flops_of(&cpu_small), f2 = flops_of(&cpu_large);
-    /* Times too close to separate (thread start-up dominating both) would give an absurd
-     * slope: then the plain average rate. */
-    if (cpu_large_s > 1.5 * cpu_small_s) {
-        costs.cpu_flops_per_second = (f2 - f1) / (cpu_large_s - cpu_small_s);
-        costs.cpu_call_seconds = cpu_small_s - f1 / costs.cpu_flops_per_second;
-        costs.cpu_call_seconds = costs.cpu_call_seconds > 0.0 ? costs.cpu_call_seconds : 0.0;
-    } else {
-        costs.cpu_flops_per_second = f2 / cpu_large_s;
-        costs.cpu_call_seconds = 0.0;
+    /* CPU: noise must not make a larger cube look faster than a smaller one. */
+    for (int i = 0; i < CPU_POINTS; i++) {
+        costs.cpu_flops[i] = 2.0 * CPU_SIDES[i] * CPU_SIDES[i] * CPU_SIDES[i];
+        costs.cpu_seconds[i] = i > 0 && cpu_seconds[i] < costs.cpu_seconds[i - 1] ? costs.cpu_seconds[i - 1]
+                                                                                 : cpu_seconds[i];
     }
+    /* Beyond the last cube, the last segment's slope; where times are too close to separate
+     * (thread start-up dominating both), the plain average rate instead. */
+    const int last = CPU_POINTS - 1;
+    costs.cpu_slope = costs.cpu_seconds[last] > 1.5 * costs.cpu_seconds[last - 1]
+                          ? (costs.cpu_seconds[last] - costs.cpu_seconds[last - 1]) /
+                                (costs.cpu_flops[last] - costs.cpu_flops[last - 1])
+                          : costs.cpu_seconds[last] / costs.cpu_flops[last];
     atomic_store(&costs.valid, 1);
 }
 
@@ -155,9 +180,11 @@ int tb_cost_model_describe(char *text, size_t size)
     if (!atomic_load(&costs.valid))
         return 0;
     snprintf(text, size,
-             "GPU %.0f us per call + in %.1f GB/s + out %.1f GB/s + %.1f TFLOP/s; CPU %.0f us per call + %.0f GFLOP/s",
+             "GPU %.0f us per call + in %.1f GB/s + out %.1f GB/s + %.1f TFLOP/s; "
+             "CPU %d^3 %.0f us, %d^3 %.0f us, %d^3 %.0f us, then %.0f GFLOP/s",
              1e6 * costs.gpu_call_seconds, 1e-9 * costs.in_bytes_per_second, 1e-9 * costs.out_bytes_per_second,
-             1e-12 * costs.gpu_flops_per_second, 1e6 * costs.cpu_call_seconds, 1e-9 * costs.cpu_flops_per_second);
+             1e-12 * costs.gpu_flops_per_second, CPU_SIDES[0], 1e6 * costs.cpu_seconds[0], CPU_SIDES[1],
+             1e6 * costs.cpu_seconds[1], CPU_SIDES[2], 1e6 * costs.cpu_seconds[2], 1e-9 / costs.cpu_slope);
     return 1;
 }
 
@@ -182,6 +209,5 @@ const char *tb_cpu_is_faster(const tb_call *call)
         if (!atomic_load(&costs.valid))
             return "uncalibrated";
     }
-    const double cpu = costs.cpu_call_seconds + flops / costs.cpu_flops_per_second;
-    return cpu <= predict_gpu(call) ? "cpu-faster" : NULL;
+    return predict_cpu(call) <= predict_gpu(call) ? "cpu-faster" : NULL;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "kernels.h"
@@ -166,6 +167,36 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     if (managed)
         return TB_MEM_MANAGED;
     return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : type == CU_MEMORYTYPE_HOST ? TB_MEM_PINNED : TB_MEM_HOST;
+}
+
+/* Where the brk heap starts: its [heap] line, or the break itself while there is no heap yet; 0 unknown. */
+static uintptr_t heap_start;
+static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
+
+static void find_heap_start(void)
+{
+    const uintptr_t brk_now = (uintptr_t)sbrk(0);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps)
+        return;
+    char line[512];
+    uintptr_t start = brk_now;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long lo;
+        if (strstr(line, "[heap]") && sscanf(line, "%lx-", &lo) == 1) {
+            start = (uintptr_t)lo;
+            break;
+        }
+    }
+    fclose(maps);
+    heap_start = brk_now != (uintptr_t)-1 ? start : 0;
+}
+
+int tb_in_brk_heap(const void *p, size_t bytes)
+{
+    pthread_once(&heap_once, find_heap_start);
+    const uintptr_t lo = (uintptr_t)p, brk_now = (uintptr_t)sbrk(0);
+    return heap_start && lo >= heap_start && lo <= brk_now && bytes <= brk_now - lo;
 }
 
 int tb_gpu_device(void)

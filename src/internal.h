@@ -112,6 +112,13 @@ int tb_gpu_usable(void);         /* initialises CUDA on first use */
 const char *tb_gpu_unusable_reason(void);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
+/*
+ * Whether [p, p + bytes) lies in the brk heap, which holds only ordinary host
+ * memory (device and managed allocations are mappings of their own): a check
+ * in a few nanoseconds where tb_gpu_mem_kind asks the driver. Such memory may
+ * still be registered (pinned), so it stands in only where that cannot matter.
+ */
+int tb_in_brk_heap(const void *p, size_t bytes);
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
 /* The device the GPU path runs on (valid once tb_gpu_usable()). */
@@ -167,8 +174,10 @@ void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line. */
-void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double seconds);
+/* The start of a call for its trace line: the clock at TILEDBLAS_VERBOSE=2, else 0 (the clock costs). */
+double tb_trace_clock(void);
+/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (started at tb_trace_clock()). */
+void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start);
 
 /* Prints a warning the first time the enclosing call site is reached. */
 #define TB_WARN_ONCE(...)                                       \

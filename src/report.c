@@ -22,7 +22,12 @@ void tb_warn(const char *fmt, ...)
     fprintf(stderr, "tiledblas: warning: %s\n", line);
 }
 
-void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double seconds)
+double tb_trace_clock(void)
+{
+    return tb_config_get()->verbose >= 2 ? tb_seconds_now() : 0.0;
+}
+
+void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start)
 {
     const int verbose = tb_config_get()->verbose;
     if (verbose < 1)
@@ -34,6 +39,7 @@ void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, dou
     pthread_mutex_unlock(&totals.lock);
     if (verbose < 2)
         return;
+    const double seconds = tb_seconds_now() - start;
     fprintf(stderr,
             "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s "
             "time=%.3fms %.2f GFLOP/s\n",

@@ -14,14 +14,31 @@ typedef struct {
     int device;       /* their device; -1 none, -2 several */
 } residency;
 
-static residency find_residency(const tb_call *call, int reads_ab)
+/* Bytes from the first element of a column-major rows x cols operand to past its last. */
+static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld)
+{
+    return (size_t)((cols - 1) * ld + rows) * sizeof(float);
+}
+
+/*
+ * small: the call is below the GPU floor, so whether its operands are pinned
+ * cannot matter, and those in the brk heap need no question to the driver
+ * (about 0.3 us each, as much as a whole 16^3 SGEMM on the CPU).
+ */
+static residency find_residency(const tb_call *call, int reads_ab, int small)
 {
     residency where = {0, 0, 1, -1};
     if (!tb_process_has_cuda())
         return where;
     const float *operands[3] = {reads_ab ? call->a : NULL, reads_ab ? call->b : NULL, call->c};
     const unsigned bits[3] = {TB_RESIDENT_A, TB_RESIDENT_B, TB_RESIDENT_C};
+    const size_t spans[3] = {
+        call->trans_a ? span_bytes(call->k, call->m, call->lda) : span_bytes(call->m, call->k, call->lda),
+        call->trans_b ? span_bytes(call->n, call->k, call->ldb) : span_bytes(call->k, call->n, call->ldb),
+        span_bytes(call->m, call->n, call->ldc)};
     for (int i = 0; i < 3; i++) {
+        if (!operands[i] || (small && tb_in_brk_heap(operands[i], spans[i])))
+            continue;
         int device = -1;
         const tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
         if (kind == TB_MEM_PINNED)
@@ -37,15 +54,16 @@ static residency find_residency(const tb_call *call, int reads_ab)
 
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
 {
-    const double start = tb_seconds_now();
+    const double start = tb_trace_clock();
     const tb_config *config = tb_config_get();
     if (call->m == 0 || call->n == 0) {
-        tb_report_call(origin, 0, "empty", 0.0);
+        tb_report_call(origin, 0, "empty", start);
         return;
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
-    const residency where = find_residency(call, reads_ab);
+    const int small = 2.0 * call->m * call->n * call->k < config->gpu_min_flops;
+    const residency where = find_residency(call, reads_ab, small);
     const int in_place = where.mask && tb_gpu_usable() && where.device == tb_gpu_device();
     if (where.mask && !in_place && !where.cpu_readable) {
         tb_warn("operands in device memory that the GPU path cannot use (%s); C was not updated",
@@ -63,7 +81,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         reason = "device-pointers";
     } else if (!reads_ab) {
         tb_scale_c_host(call);
-        tb_report_call(origin, 0, "scale-only", tb_seconds_now() - start);
+        tb_report_call(origin, 0, "scale-only", start);
         return;
     } else if (config->device == TB_DEVICE_CPU) {
         use_gpu = 0;
@@ -85,7 +103,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         if (status == TB_GPU_OK) {
-            tb_report_call(origin, 1, reason, tb_seconds_now() - start);
+            tb_report_call(origin, 1, reason, start);
             return;
         }
         if (resident) {
@@ -105,5 +123,5 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     } else {
         tb_cpu_sgemm(call);
     }
-    tb_report_call(origin, 0, reason, tb_seconds_now() - start);
+    tb_report_call(origin, 0, reason, start);
 }
