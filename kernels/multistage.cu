@@ -37,10 +37,15 @@
 
 namespace {
 
-/* A block tile (tile_common.cuh) with the depth of its ring of k-slices. */
-template <int BM, int BN, int BK, int WM, int WN, int STAGES_, int MIN_BLOCKS>
+/*
+ * A block tile (tile_common.cuh) with the depth of its ring of k-slices, and
+ * whether the transposing copies of a slice are spread over the k-steps of the
+ * one before (see AsyncTileLoader::load_part) rather than issued at once.
+ */
+template <int BM, int BN, int BK, int WM, int WN, int STAGES_, int MIN_BLOCKS, bool SPREAD_>
 struct StagedShape : TileShape<BM, BN, BK, WM, WN, MIN_BLOCKS> {
     static constexpr int STAGES = STAGES_;
+    static constexpr bool SPREAD = SPREAD_;
     /* Stage t+STAGES-1 is refilled while stage t+1 is already being read. */
     static_assert(STAGES >= 3, "the ring needs a stage being read, one ready and one filling");
     static_assert(BK % 8 == 0, "k-contiguous copies move k in groups of eight");
@@ -199,20 +204,40 @@ struct AsyncTileLoader {
         }
     }
 
-    /* A full slice into ring stage `stage`. */
-    __device__ void load(int stage)
+    /*
+     * The copies of a full slice due at k-step kk (of BK), into ring stage
+     * `stage`; advance() then moves to the next slice. SPREAD: a slice's copies
+     * go out over the k-steps of the one before rather than in one burst.
+     */
+    template <bool SPREAD>
+    __device__ void load_part(int stage, int kk)
+    {
+        constexpr int TOTAL = POINTERS * COPIES;
+#pragma unroll
+        for (int q = 0; q < TOTAL; q++) {
+            const int due = SPREAD ? q * BK / TOTAL : 0;
+            if (due != kk)
+                continue;
+            const int j = q / COPIES, c = q % COPIES;
+            if (WIDE)
+                cp_async16(dst + offset(j, c, stage), source(j, c), bytes);
+            else
+                cp_async4(dst + offset(j, c, stage), source(j, c), 4);
+        }
+    }
+
+    __device__ void advance()
     {
 #pragma unroll
-        for (int j = 0; j < POINTERS; j++) {
-#pragma unroll
-            for (int c = 0; c < COPIES; c++) {
-                if (WIDE)
-                    cp_async16(dst + offset(j, c, stage), source(j, c), bytes);
-                else
-                    cp_async4(dst + offset(j, c, stage), source(j, c), 4);
-            }
+        for (int j = 0; j < POINTERS; j++)
             next[j] += step;
-        }
+    }
+
+    /* A full slice into ring stage `stage` at once (the prologue). */
+    __device__ void load(int stage)
+    {
+        load_part<false>(stage, 0);
+        advance();
     }
 };
 
@@ -274,10 +299,41 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
         __syncthreads();
         load_step(0, 0, 0);
 
+        /*
+         * Spread the refills where an operand is stored along k, whose many 4-byte
+         * copies would otherwise reach the memory pipeline in one burst: on the
+         * H100 this gains 3-7% for the one-block-per-SM tiles with such an operand;
+         * it loses 3-4% where both operands take 16-byte copies, and 2-6% for the
+         * 8x8-per-thread tiles (several blocks per SM), which stay unspread.
+         */
+        constexpr bool spread = S::SPREAD && (TA || !TB);
         int read_stage = 0, write_stage = STAGES - 1;
         for (int t = 0; t < k_tiles; t++) {
+            /*
+             * This iteration refills the stage of slice t-1 with slice t+STAGES-1: every
+             * warp finished reading slice t-1 before the previous iteration's barrier
+             * (t = 0: the stage was never filled). One commit group per slice, even
+             * when empty, after its last copy.
+             */
+            const bool refill = t + STAGES - 1 < k_tiles;
+            const auto refill_part = [&](int kk) {
+                if (refill) {
+                    a_tile.template load_part<spread>(write_stage, kk);
+                    b_tile.template load_part<spread>(write_stage, kk);
+                }
+                if (kk == (spread ? BK - 1 : 0)) {
+                    if (refill) {
+                        a_tile.advance();
+                        b_tile.advance();
+                    }
+                    cp_async_commit();
+                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+                }
+            };
 #pragma unroll
             for (int kk = 0; kk < BK; kk++) {
+                if (spread) /* before the wait below, which at kk = BK-1 needs this slice's commit */
+                    refill_part(kk);
                 if (kk < BK - 1) {
                     load_step((kk + 1) % 2, read_stage, kk + 1);
                 } else if (t + 1 < k_tiles) {
@@ -293,19 +349,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
                     read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
                     load_step(0, read_stage, 0);
                 }
-                if (kk == 0) {
-                    /*
-                     * Refill the stage of slice t-1 with slice t+STAGES-1: every warp finished
-                     * reading slice t-1 before the previous iteration's barrier (t = 0: the
-                     * stage was never filled). Commit even when empty: one group per slice.
-                     */
-                    if (t + STAGES - 1 < k_tiles) {
-                        a_tile.load(write_stage);
-                        b_tile.load(write_stage);
-                    }
-                    cp_async_commit();
-                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
-                }
+                if (!spread)
+                    refill_part(kk);
                 outer_product<S>(acc, a[kk % 2], b[kk % 2]);
             }
         }
@@ -371,7 +416,8 @@ struct Multistage {
  * when it is A. Shared memory (STAGES slices of both tiles) is 17-75 KB per
  * block, inside an sm_80/sm_90 SM at that occupancy. The rates are this rung's
  * own, from `tiledblas-bench --tune` on the H100, the mean at 4096^3 and
- * 8192^3 in each transpose pair (docs/PERFORMANCE.md).
+ * 8192^3 in each transpose pair (docs/PERFORMANCE.md; the spread tiles'
+ * rates with an operand stored along k come from the run after that change).
  */
 const struct {
     const char *name;
@@ -379,16 +425,16 @@ const struct {
     double rate[4];
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x16", 256, 128, 1, {48.6, 46.3, 39.6, 37.1},
-     launch_for_trans<Multistage<StagedShape<256, 128, 16, 64, 64, 3, 1>>::Launch, int>},
-    {"128x256x16", 128, 256, 1, {48.7, 38.8, 46.9, 37.3},
-     launch_for_trans<Multistage<StagedShape<128, 256, 16, 64, 64, 3, 1>>::Launch, int>},
+    {"256x128x16", 256, 128, 1, {48.6, 47.6, 42.4, 40.1},
+     launch_for_trans<Multistage<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>::Launch, int>},
+    {"128x256x16", 128, 256, 1, {48.7, 42.3, 48.6, 40.1},
+     launch_for_trans<Multistage<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>::Launch, int>},
     {"128x128x8", 128, 128, 2, {45.9, 45.4, 45.6, 41.0},
-     launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2>>::Launch, int>},
+     launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>::Launch, int>},
     {"128x64x8", 128, 64, 4, {45.3, 43.2, 34.0, 31.2},
-     launch_for_trans<Multistage<StagedShape<128, 64, 8, 64, 32, 4, 4>>::Launch, int>},
+     launch_for_trans<Multistage<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>::Launch, int>},
     {"64x64x8", 64, 64, 4, {42.0, 36.1, 36.0, 29.7},
-     launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4>>::Launch, int>},
+     launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 
