@@ -302,9 +302,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
         /*
          * Spread the refills where an operand is stored along k, whose many 4-byte
          * copies would otherwise reach the memory pipeline in one burst: on the
-         * H100 this gains 3-7% for the one-block-per-SM tiles with such an operand;
-         * it loses 3-4% where both operands take 16-byte copies, and 2-6% for the
-         * 8x8-per-thread tiles (several blocks per SM), which stay unspread.
+         * H100 this gains 3-9% for the one-block-per-SM tiles with such an operand;
+         * it loses 3-4% where both operands take 16-byte copies, and up to 8% for
+         * the 8x8-per-thread tiles (several blocks per SM), which stay unspread.
          */
         constexpr bool spread = S::SPREAD && (TA || !TB);
         int read_stage = 0, write_stage = STAGES - 1;
