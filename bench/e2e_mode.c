@@ -173,7 +173,10 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
     caller *callers = bench_xmalloc((size_t)threads * sizeof *callers);
     pthread_t *ids = bench_xmalloc((size_t)threads * sizeof *ids);
     pthread_barrier_t start;
-    pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
+    if (pthread_barrier_init(&start, NULL, (unsigned)threads + 1)) {
+        fprintf(stderr, "tiledblas-bench: cannot make a barrier\n");
+        exit(1);
+    }
     for (int i = 0; i < threads; i++) {
         float *c = bench_xmalloc(h->nc * sizeof *c);
         if (bc->beta == 0.0f)
@@ -187,8 +190,8 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
             exit(1);
         }
     }
-    pthread_barrier_wait(&start);
     const double t0 = bench_now_ms();
+    pthread_barrier_wait(&start);
     for (int i = 0; i < threads; i++)
         pthread_join(ids[i], NULL);
     row->ms = (bench_now_ms() - t0) / ((double)threads * calls);
@@ -198,15 +201,20 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
     pthread_barrier_destroy(&start);
 
     /* beta != 0 accumulates over the calls: only beta = 0 results can be checked. */
-    row->error = 0.0;
+    row->error = bc->beta == 0.0f ? 0.0 : -1.0;
+    size_t nonfinite = 0;
     for (int i = 0; i < threads; i++) {
         if (bc->beta == 0.0f) {
             const double e = sampled_error(callers[i].run.c, bc->ldc, s);
             row->error = e > row->error || isnan(e) ? e : row->error;
+            for (size_t at = 0; at < h->nc; at++)
+                nonfinite += !isfinite(callers[i].run.c[at]);
         }
         free(callers[i].run.c);
     }
-    if (!(row->error <= 1.0))
+    if (nonfinite)
+        fail(row, "NaN/Inf in an output");
+    else if (bc->beta == 0.0f && !(row->error <= 1.0))
         fail(row, "error above the FP32 bound");
     else
         snprintf(row->status, sizeof row->status, "ok");

@@ -409,32 +409,41 @@ struct Multistage {
  * 8x16 per thread needs about 240, so one block of 8 warps, each with twice
  * the independent FMAs per fragment load. That is cuBLAS's own choice on the
  * H100 for large calls (256x128x8, 3 stages, 8 warps of 64x64); here it runs
- * best with 16-deep slices, which halve the barriers and the loop's
- * bookkeeping per FMA (92.8% of the loop's instructions are FMAs, 86.5% with
- * 8x8). The operand stored along k is best in the narrower side of the tile
+ * best with 16- or 32-deep slices, which cut the barriers and the loop's
+ * bookkeeping per FMA (92.8% of the loop's instructions are FMAs at 16, 86.5%
+ * with 8x8). The operand stored along k is best in the narrower side of the tile
  * (its copies are the transposing 4-byte ones): 256x128 when it is B, 128x256
  * when it is A. Shared memory (STAGES slices of both tiles) is 17-75 KB per
- * block, inside an sm_80/sm_90 SM at that occupancy. The rates are this rung's
- * own, from `tiledblas-bench --tune` on the H100, the mean at 4096^3 and
- * 8192^3 in each transpose pair (docs/PERFORMANCE.md; the spread tiles'
- * rates with an operand stored along k come from the run after that change).
+ * block, inside an sm_80/sm_90 SM at that occupancy; 256x128x32 takes 150 KB,
+ * more than sm_86/sm_89 allow a block, where the plan leaves it out. The rates
+ * are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
+ * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md); 0: not
+ * measured there, never chosen.
  */
-const struct {
+struct ShapeEntry {
     const char *name;
     int bm, bn, blocks_per_sm;
+    int smem;  /* dynamic shared memory per block: the GPU must allow it (fastest_plan) */
+    int min_k; /* K per block below which another shape is preferred (fastest_plan) */
     double rate[4];
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
-} shapes[] = {
-    {"256x128x16", 256, 128, 1, {48.6, 47.6, 42.4, 40.1},
-     launch_for_trans<Multistage<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>::Launch, int>},
-    {"128x256x16", 128, 256, 1, {48.7, 42.3, 48.6, 40.1},
-     launch_for_trans<Multistage<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>::Launch, int>},
-    {"128x128x8", 128, 128, 2, {45.9, 45.4, 45.6, 41.0},
-     launch_for_trans<Multistage<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>::Launch, int>},
-    {"128x64x8", 128, 64, 4, {45.3, 43.2, 34.0, 31.2},
-     launch_for_trans<Multistage<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>::Launch, int>},
-    {"64x64x8", 64, 64, 4, {42.0, 36.1, 36.0, 29.7},
-     launch_for_trans<Multistage<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>::Launch, int>},
+};
+
+template <typename S>
+constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both)
+{
+    /* The 16- and 32-deep rings want 16 slices of K; the 8-deep ones are fine with less. */
+    return {name, S::BM, S::BN, S::MIN_BLOCKS, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0, {none, b, a, both},
+            launch_for_trans<Multistage<S>::template Launch, int>};
+}
+
+const ShapeEntry shapes[] = {
+    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true>>("256x128x32", 48.8, 49.1, 45.7, 0.0),
+    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>("256x128x16", 48.3, 47.9, 42.6, 40.4),
+    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>("128x256x16", 48.9, 42.5, 49.0, 40.2),
+    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>("128x128x8", 45.9, 45.4, 45.6, 41.0),
+    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 45.3, 43.2, 34.0, 31.2),
+    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>("64x64x8", 42.0, 36.1, 36.0, 29.7),
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
 

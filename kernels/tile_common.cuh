@@ -110,18 +110,29 @@ static inline bool vector_friendly(const tb_gemm_args *p)
     return aligned(p->a, p->lda) && aligned(p->b, p->ldb) && aligned(p->c, p->ldc);
 }
 
+/* An attribute of the current device, read once (a process uses one device), or `fallback`. */
+template <cudaDeviceAttr ATTRIBUTE>
+static inline int device_attribute(int fallback)
+{
+    static int value;
+    if (!value) {
+        int device = 0, read = 0;
+        const bool ok = cudaGetDevice(&device) == cudaSuccess &&
+                        cudaDeviceGetAttribute(&read, ATTRIBUTE, device) == cudaSuccess && read > 0;
+        value = ok ? read : fallback;
+    }
+    return value;
+}
+
 static inline int sm_count()
 {
-    static int count;
-    if (!count) {
-        int device = 0, value = 0;
-        if (cudaGetDevice(&device) == cudaSuccess &&
-            cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
-            count = value;
-        else
-            count = 1;
-    }
-    return count;
+    return device_attribute<cudaDevAttrMultiProcessorCount>(1);
+}
+
+/* The most dynamic shared memory a block may opt in to on this GPU. */
+static inline int max_block_smem()
+{
+    return device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(48 * 1024);
 }
 
 /* Blocks of a bm x bn tile over C. */
@@ -148,12 +159,17 @@ static inline int along_k(const tb_gemm_args *args)
 
 /*
  * The plan with the least predicted time over a shape table (fields bm, bn,
- * blocks_per_sm, rate[along_k]) and slices of K. The kernel's time is whole
- * waves of blocks over the machine, each wave costing its flops at the
- * shape's rate (a grid that leaves SMs idle in its last wave pays for the
- * whole wave). A split into slices of at least MIN_K_PER_SLICE adds the
- * second pass: the partial planes written and read back, and C, at device
- * memory speed. Ties go to the earlier shape and the fewer slices.
+ * blocks_per_sm, smem, min_k, rate[along_k]) and slices of K, among the
+ * shapes this GPU has the shared memory for, that have a rate for this
+ * storage, and whose slices of K are at least min_k deep (a deep ring mostly
+ * fills and drains on a short K; where no shape qualifies, depth is not
+ * required). The kernel's time is whole waves of blocks over the machine,
+ * each wave costing its flops at the shape's rate (a grid that leaves SMs idle
+ * in its last wave pays for the whole wave). Where C fills less than one
+ * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
+ * plane per slice) adds the second pass: the partial planes written and read
+ * back, and C, at device memory speed. Ties go to the earlier shape and the
+ * fewer slices.
  */
 template <typename Shape, int N>
 Plan fastest_plan(const Shape (&shapes)[N], const tb_gemm_args *args)
@@ -164,20 +180,27 @@ Plan fastest_plan(const Shape (&shapes)[N], const tb_gemm_args *args)
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
     const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
-    Plan plan = {0, 1};
-    double best = 0.0;
-    for (int s = 0; s < N; s++) {
-        const int64_t slots = sms * shapes[s].blocks_per_sm, blocks = tiles(args, shapes[s].bm, shapes[s].bn);
-        const double flops_per_k = 2.0 * (double)slots * shapes[s].bm * shapes[s].bn; /* one wave, one k */
-        const int64_t splits_here = blocks_for(args->n, shapes[s].bn) <= 65535 ? most_splits : 1;
-        for (int64_t splits = 1; splits <= splits_here; splits++) {
-            const int64_t waves = (blocks * splits + slots - 1) / slots;
-            const double k_slice = (double)((args->k + splits - 1) / splits);
-            double time = (double)waves * flops_per_k * k_slice / (shapes[s].rate[storage] * 1e12);
-            if (splits > 1)
-                time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
-            if ((s == 0 && splits == 1) || time < best)
-                best = time, plan = {s, (int)splits};
+    Plan plan = {N - 1, 1}; /* the last shape is the smallest, fit for any GPU */
+    double best = -1.0;
+    for (int pass = 0; pass < 2 && best < 0.0; pass++) { /* pass 1: K too short for every shape */
+        for (int s = 0; s < N; s++) {
+            if (shapes[s].smem > max_block_smem() || shapes[s].rate[storage] <= 0.0)
+                continue;
+            const int64_t slots = sms * shapes[s].blocks_per_sm;
+            const int64_t blocks = tiles(args, shapes[s].bm, shapes[s].bn);
+            const double flops_per_k = 2.0 * (double)slots * shapes[s].bm * shapes[s].bn; /* a wave, one k */
+            const bool may_split = blocks < slots && blocks_for(args->n, shapes[s].bn) <= 65535;
+            for (int64_t splits = 1; splits <= (may_split ? most_splits : 1); splits++) {
+                const int64_t waves = (blocks * splits + slots - 1) / slots;
+                const double k_slice = (double)((args->k + splits - 1) / splits);
+                if (pass == 0 && k_slice < shapes[s].min_k)
+                    continue;
+                double time = (double)waves * flops_per_k * k_slice / (shapes[s].rate[storage] * 1e12);
+                if (splits > 1)
+                    time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
+                if (best < 0.0 || time < best)
+                    best = time, plan = {s, (int)splits};
+            }
         }
     }
     return plan;

@@ -34,7 +34,7 @@ static struct {
     double gpu_call_seconds;
     double in_bytes_per_second, out_bytes_per_second;
     double gpu_flops_per_second;
-    double cpu_flops[3], cpu_seconds[3]; /* the CPU BLAS at CPU_SIDES */
+    double cpu_flops[CPU_POINTS], cpu_seconds[CPU_POINTS]; /* the CPU BLAS at CPU_SIDES */
     double cpu_slope;                     /* seconds per flop beyond the last */
 } costs = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -172,7 +172,8 @@ static void calibrate(void)
                           ? (costs.cpu_seconds[last] - costs.cpu_seconds[last - 1]) /
                                 (costs.cpu_flops[last] - costs.cpu_flops[last - 1])
                           : costs.cpu_seconds[last] / costs.cpu_flops[last];
-    atomic_store(&costs.valid, 1);
+    if (costs.cpu_slope > 0.0)
+        atomic_store(&costs.valid, 1);
 }
 
 int tb_cost_model_describe(char *text, size_t size)

@@ -196,7 +196,7 @@ int tb_in_brk_heap(const void *p, size_t bytes)
 {
     pthread_once(&heap_once, find_heap_start);
     const uintptr_t lo = (uintptr_t)p, brk_now = (uintptr_t)sbrk(0);
-    return heap_start && lo >= heap_start && lo <= brk_now && bytes <= brk_now - lo;
+    return heap_start && brk_now != (uintptr_t)-1 && lo >= heap_start && lo <= brk_now && bytes <= brk_now - lo;
 }
 
 int tb_gpu_device(void)
@@ -357,7 +357,10 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     for (int i = 0; i < 3; i++)
         if (!staged[i]->resident)
             floats += (size_t)tb_packed_floats(staged[i]->rows * staged[i]->cols);
-    const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
+    /* Without room for the kernel's scratch (split-K), it runs unsplit. */
+    int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
+    if (scratch && !tb_gpu_device_fits(floats + (size_t)scratch))
+        scratch = 0;
     if (!tb_gpu_device_fits(floats + (size_t)scratch))
         return cudaErrorMemoryAllocation;
     float *next;

@@ -47,6 +47,7 @@ typedef struct {
  * late either takes a piece of the job that is running or finds none left,
  * and the caller waits for the pieces, never for workers that took none.
  */
+_Static_assert(4 * MAX_THREADS < 0x10000, "a job's pieces fit the ticket's 16-bit fields");
 #define TICKET(generation, pieces, next) ((uint64_t)(generation) << 32 | (uint64_t)(pieces) << 16 | (next))
 #define TICKET_GENERATION(t) ((unsigned)((t) >> 32))
 #define TICKET_PIECES(t) ((int)((t) >> 16 & 0xffff))
