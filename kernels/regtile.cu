@@ -197,19 +197,20 @@ const struct {
     const char *name;
     int bm, bn, blocks_per_sm;
     int smem;  /* dynamic shared memory: none, the tiles are static and within 48 KB */
-    int min_k; /* no shortest K: all are 8 deep */
+    int min_k;         /* no shortest K: all are 8 deep */
+    bool aligned_only; /* all handle unaligned operands at their rates */
     double rate[4];
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 } shapes[] = {
-    {"256x128x8", 256, 128, 1, 0, 0, {42.9, 42.5, 43.5, 42.6},
+    {"256x128x8", 256, 128, 1, 0, 0, false, {42.9, 42.5, 43.5, 42.6},
      launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
-    {"128x256x8", 128, 256, 1, 0, 0, {42.3, 43.3, 42.5, 42.5},
+    {"128x256x8", 128, 256, 1, 0, 0, false, {42.3, 43.3, 42.5, 42.5},
      launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
-    {"128x128x8", 128, 128, 2, 0, 0, {44.2, 41.8, 42.3, 39.5},
+    {"128x128x8", 128, 128, 2, 0, 0, false, {44.2, 41.8, 42.3, 39.5},
      launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
-    {"128x64x8", 128, 64, 3, 0, 0, {39.7, 38.1, 35.5, 34.8},
+    {"128x64x8", 128, 64, 3, 0, 0, false, {39.7, 38.1, 35.5, 34.8},
      launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
-    {"64x64x8", 64, 64, 4, 0, 0, {37.5, 34.5, 34.2, 32.6},
+    {"64x64x8", 64, 64, 4, 0, 0, false, {37.5, 34.5, 34.2, 32.6},
      launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
 };
 constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];

@@ -159,9 +159,9 @@ static inline int along_k(const tb_gemm_args *args)
 
 /*
  * The plan with the least predicted time over a shape table (fields bm, bn,
- * blocks_per_sm, smem, min_k, rate[along_k]) and slices of K, among the
- * shapes this GPU has the shared memory for, that have a rate for this
- * storage, and whose slices of K are at least min_k deep (a deep ring mostly
+ * blocks_per_sm, smem, min_k, aligned_only, rate[along_k]) and slices of K,
+ * among the shapes this GPU has the shared memory for, that have a rate for
+ * this storage (and alignment), and whose slices of K are at least min_k deep (a deep ring mostly
  * fills and drains on a short K; where no shape qualifies, depth is not
  * required). The kernel's time is whole waves of blocks over the machine,
  * each wave costing its flops at the shape's rate (a grid that leaves SMs idle
@@ -179,12 +179,14 @@ Plan fastest_plan(const Shape (&shapes)[N], const tb_gemm_args *args)
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
+    const bool aligned = vector_friendly(args);
     const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
     Plan plan = {N - 1, 1}; /* the last shape is the smallest, fit for any GPU */
     double best = -1.0;
     for (int pass = 0; pass < 2 && best < 0.0; pass++) { /* pass 1: K too short for every shape */
         for (int s = 0; s < N; s++) {
-            if (shapes[s].smem > max_block_smem() || shapes[s].rate[storage] <= 0.0)
+            if (shapes[s].smem > max_block_smem() || shapes[s].rate[storage] <= 0.0 ||
+                (shapes[s].aligned_only && !aligned))
                 continue;
             const int64_t slots = sms * shapes[s].blocks_per_sm;
             const int64_t blocks = tiles(args, shapes[s].bm, shapes[s].bn);
