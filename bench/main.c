@@ -196,6 +196,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (rc)
             return rc;
     }
+    if (o->threads && o->mode != BENCH_E2E)
+        return bad_usage("--threads needs --e2e", "--threads");
     return -1;
 }
 
