@@ -420,16 +420,6 @@ struct Multistage {
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md); 0: not
  * measured there, never chosen.
  */
-struct ShapeEntry {
-    const char *name;
-    int bm, bn, blocks_per_sm;
-    int smem;  /* dynamic shared memory per block: the GPU must allow it (fastest_plan) */
-    int min_k; /* K per block below which another shape is preferred (fastest_plan) */
-    bool aligned_only; /* measured with 16-byte copies only: not for unaligned operands */
-    double rate[4];
-    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
-};
-
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,
                            bool aligned_only = false)
@@ -449,39 +439,29 @@ const ShapeEntry shapes[] = {
     entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 45.3, 43.2, 34.0, 31.2),
     entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>("64x64x8", 42.0, 36.1, 36.0, 29.7),
 };
-constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
-
 } // namespace
 
 extern "C" int tb_multistage_shape_count(void)
 {
-    return SHAPE_COUNT;
+    return sizeof shapes / sizeof shapes[0];
 }
 
 extern "C" const char *tb_multistage_shape_name(int shape)
 {
-    return shape >= 0 && shape < SHAPE_COUNT ? shapes[shape].name : "unknown";
+    return shape_name(shapes, shape);
 }
 
 extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream)
 {
-    if (shape < 0 || shape >= SHAPE_COUNT)
-        return cudaErrorInvalidValue;
-    if (args->m <= 0 || args->n <= 0)
-        return cudaSuccess; /* nothing to compute (and a zero-sized grid would not launch) */
-    return shapes[shape].launch(args, stream, 1);
+    return launch_shape(shapes, shape, args, stream);
 }
 
 extern "C" int64_t tb_multistage_workspace_floats(const tb_gemm_args *args)
 {
-    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+    return planned_workspace_floats(shapes, args);
 }
 
-/* The plan with the least predicted time (fastest_plan, as in regtile). */
 extern "C" cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream)
 {
-    if (args->m <= 0 || args->n <= 0)
-        return cudaSuccess;
-    const Plan plan = fastest_plan(shapes, args);
-    return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
+    return launch_planned(shapes, args, stream);
 }

@@ -191,56 +191,46 @@ struct Regtile {
  * The tile shapes, with how many blocks of each an SM holds and the rates each
  * reached on large problems (TFLOP/s on the H100, by which operands are stored
  * along k: neither, B, A, both; the mean of --tune at 4096^3 and 8192^3,
- * docs/PERFORMANCE.md): the heuristic's inputs.
+ * docs/PERFORMANCE.md): the heuristic's inputs. The tiles are static shared
+ * memory within 48 KB, all 8 deep, and measured unaligned as well.
  */
-const struct {
-    const char *name;
-    int bm, bn, blocks_per_sm;
-    int smem;  /* dynamic shared memory: none, the tiles are static and within 48 KB */
-    int min_k;         /* no shortest K: all are 8 deep */
-    bool aligned_only; /* all handle unaligned operands at their rates */
-    double rate[4];
-    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
-} shapes[] = {
-    {"256x128x8", 256, 128, 1, 0, 0, false, {42.9, 42.5, 43.5, 42.6},
-     launch_for_trans<Regtile<TileShape<256, 128, 8, 64, 64, 1>>::Launch, int>},
-    {"128x256x8", 128, 256, 1, 0, 0, false, {42.3, 43.3, 42.5, 42.5},
-     launch_for_trans<Regtile<TileShape<128, 256, 8, 64, 64, 1>>::Launch, int>},
-    {"128x128x8", 128, 128, 2, 0, 0, false, {44.2, 41.8, 42.3, 39.5},
-     launch_for_trans<Regtile<TileShape<128, 128, 8, 64, 32, 2>>::Launch, int>},
-    {"128x64x8", 128, 64, 3, 0, 0, false, {39.7, 38.1, 35.5, 34.8},
-     launch_for_trans<Regtile<TileShape<128, 64, 8, 64, 32, 3>>::Launch, int>},
-    {"64x64x8", 64, 64, 4, 0, 0, false, {37.5, 34.5, 34.2, 32.6},
-     launch_for_trans<Regtile<TileShape<64, 64, 8, 32, 32, 4>>::Launch, int>},
-};
-constexpr int SHAPE_COUNT = sizeof shapes / sizeof shapes[0];
+template <typename S>
+constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both)
+{
+    return {name, S::BM, S::BN, S::MIN_BLOCKS, 0, 0, false, {none, b, a, both},
+            launch_for_trans<Regtile<S>::template Launch, int>};
+}
 
+const ShapeEntry shapes[] = {
+    entry<TileShape<256, 128, 8, 64, 64, 1>>("256x128x8", 42.9, 42.5, 43.5, 42.6),
+    entry<TileShape<128, 256, 8, 64, 64, 1>>("128x256x8", 42.3, 43.3, 42.5, 42.5),
+    entry<TileShape<128, 128, 8, 64, 32, 2>>("128x128x8", 44.2, 41.8, 42.3, 39.5),
+    entry<TileShape<128, 64, 8, 64, 32, 3>>("128x64x8", 39.7, 38.1, 35.5, 34.8),
+    entry<TileShape<64, 64, 8, 32, 32, 4>>("64x64x8", 37.5, 34.5, 34.2, 32.6),
+};
 } // namespace
 
 extern "C" int tb_regtile_shape_count(void)
 {
-    return SHAPE_COUNT;
+    return sizeof shapes / sizeof shapes[0];
 }
 
 extern "C" const char *tb_regtile_shape_name(int shape)
 {
-    return shape >= 0 && shape < SHAPE_COUNT ? shapes[shape].name : "unknown";
+    return shape_name(shapes, shape);
 }
 
 extern "C" cudaError_t tb_launch_regtile_shape(int shape, const tb_gemm_args *args, cudaStream_t stream)
 {
-    if (shape < 0 || shape >= SHAPE_COUNT)
-        return cudaErrorInvalidValue;
-    return shapes[shape].launch(args, stream, 1);
+    return launch_shape(shapes, shape, args, stream);
 }
 
 extern "C" int64_t tb_regtile_workspace_floats(const tb_gemm_args *args)
 {
-    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+    return planned_workspace_floats(shapes, args);
 }
 
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)
 {
-    const Plan plan = fastest_plan(shapes, args);
-    return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
+    return launch_planned(shapes, args, stream);
 }

@@ -141,6 +141,20 @@ static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
     return blocks_for(args->m, bm) * (int64_t)blocks_for(args->n, bn);
 }
 
+/*
+ * One row of a rung's table of tile shapes: the tile, how many blocks of it an
+ * SM holds, what fastest_plan weighs, and the launcher (in `splits` slices of K).
+ */
+struct ShapeEntry {
+    const char *name;
+    int bm, bn, blocks_per_sm;
+    int smem;          /* dynamic shared memory per block: the GPU must allow it */
+    int min_k;         /* K per block below which another shape is preferred (0: none) */
+    bool aligned_only; /* measured with 16-byte copies only: not for unaligned operands */
+    double rate[4];    /* TFLOP/s by along_k(); 0: not measured there, never chosen */
+    cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
+};
+
 /* How a call is launched: a tile shape from the rung's table, and slices of K (1: no split). */
 struct Plan {
     int shape;
@@ -158,8 +172,7 @@ static inline int along_k(const tb_gemm_args *args)
 }
 
 /*
- * The plan with the least predicted time over a shape table (fields bm, bn,
- * blocks_per_sm, smem, min_k, aligned_only, rate[along_k]) and slices of K,
+ * The plan with the least predicted time over a shape table and slices of K,
  * among the shapes this GPU has the shared memory for, that have a rate for
  * this storage (and alignment), and whose slices of K are at least min_k deep (a deep ring mostly
  * fills and drains on a short K; where no shape qualifies, depth is not
@@ -171,8 +184,8 @@ static inline int along_k(const tb_gemm_args *args)
  * back, and C, at device memory speed. Ties go to the earlier shape and the
  * fewer slices.
  */
-template <typename Shape, int N>
-Plan fastest_plan(const Shape (&shapes)[N], const tb_gemm_args *args)
+template <int N>
+Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     constexpr int64_t MIN_K_PER_SLICE = 1024, MAX_SPLITS = 16;
     constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6;
@@ -276,6 +289,38 @@ cudaError_t launch_tiles(const tb_gemm_args *args, int bm, int bn, int splits, c
     return for_each_column_slab<TB>(args, bn, [&](const tb_gemm_args &slab) {
         launch_grid(slab, dim3(blocks_for(slab.m, bm), blocks_for(slab.n, bn)));
     });
+}
+
+/* A rung's entry points over its shape table: by name for the tuning benchmark, planned for calls. */
+template <int N>
+const char *shape_name(const ShapeEntry (&shapes)[N], int shape)
+{
+    return shape >= 0 && shape < N ? shapes[shape].name : "unknown";
+}
+
+/* An empty C needs no launch (and a zero-sized grid would not launch). */
+template <int N>
+cudaError_t launch_shape(const ShapeEntry (&shapes)[N], int shape, const tb_gemm_args *args,
+                         cudaStream_t stream)
+{
+    if (shape < 0 || shape >= N)
+        return cudaErrorInvalidValue;
+    return args->m <= 0 || args->n <= 0 ? cudaSuccess : shapes[shape].launch(args, stream, 1);
+}
+
+template <int N>
+int64_t planned_workspace_floats(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
+{
+    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+}
+
+template <int N>
+cudaError_t launch_planned(const ShapeEntry (&shapes)[N], const tb_gemm_args *args, cudaStream_t stream)
+{
+    if (args->m <= 0 || args->n <= 0)
+        return cudaSuccess;
+    const Plan plan = fastest_plan(shapes, args);
+    return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
 }
 
 #endif /* TILEDBLAS_KERNELS_TILE_COMMON_CUH */
