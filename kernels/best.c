@@ -1,28 +1,110 @@
 /*
- * The default kernel: per call, the faster of the two top rungs for its
- * storage orders, as measured on the H100 (docs/PERFORMANCE.md, 4096^3 and
- * 8192^3 in every transpose pair). multistage copies operands stored along m
- * or n straight into shared memory with cp.async and transposes an operand
- * stored along k with 4-byte copies, in the tile shape that keeps that operand
- * on its narrow side (45-49 TFLOP/s). With both operands stored along k
- * (column-major TN) regtile's register-staged transpose is faster (42.6
- * against 41.0). Both split K the same way (tile_common.cuh) when C is too
- * small to fill the GPU.
+ * The default kernel: per call, the fastest way the ladder's top rungs offer
+ * for its storage orders, as measured on the H100 (docs/PERFORMANCE.md, 4096^3
+ * and 8192^3 in every transpose pair). multistage copies operands stored
+ * along m or n straight into shared memory with cp.async and transposes an
+ * operand stored along k with 4-byte copies, in the tile shape that keeps
+ * that operand on its narrow side (45-49 TFLOP/s).
+ *
+ * With both operands stored along k (column-major TN, row-major NT) every tile
+ * transposes both on the way in: regtile's register-staged copies reach 42.6,
+ * multistage's 41.0. Re-storing one operand along m or n in the workspace
+ * first (transpose.cu) costs one pass over it at device memory speed (54 us
+ * for 4096^2 floats) and lets multistage run at its one-operand rate: 47.6
+ * TFLOP/s in all at 4096^3, 0.98 of row-major NN, against regtile's 42.3.
+ * The plan prices regtile as it is against each operand re-stored plus its
+ * pass, and takes the fastest: small calls keep regtile.
  */
+#include <stdint.h>
+
 #include "kernels.h"
 
-static tb_kernel_id pick(const tb_gemm_args *args)
+/* transpose.cu on the H100 (4096^2 and 8192^2): bytes read and written per second, and the launch. */
+#define RESTORE_BYTES_PER_SECOND 2.4e12
+#define RESTORE_LAUNCH_SECONDS 5e-6
+
+typedef enum { KEEP, RESTORE_A, RESTORE_B } restore_choice;
+
+typedef struct best_plan {
+    tb_kernel_id kernel;
+    restore_choice restore;
+    int64_t restore_floats; /* workspace for the re-stored operand, alignment included */
+} best_plan;
+
+/* A re-stored operand's leading dimension: multiples of 4 keep its columns 16-byte aligned. */
+static int64_t restored_ld(int64_t rows)
 {
-    const int both_along_k = args->trans_a && !args->trans_b;
-    return both_along_k ? TB_KERNEL_REGTILE : TB_KERNEL_MULTISTAGE;
+    return (rows + 3) / 4 * 4;
 }
 
+static float *align16(float *p)
+{
+    return (float *)(((uintptr_t)p + 15) & ~(uintptr_t)15);
+}
+
+/*
+ * The call on a re-stored operand at `at`: A as m x k (op(A) = A'), or B as
+ * n x k (op(B) = B'^T), both stored along m or n.
+ */
+static tb_gemm_args restored(const tb_gemm_args *args, restore_choice which, float *at)
+{
+    tb_gemm_args r = *args;
+    if (which == RESTORE_A)
+        r.trans_a = 0, r.a = at, r.lda = restored_ld(args->m);
+    else
+        r.trans_b = 1, r.b = at, r.ldb = restored_ld(args->n);
+    return r;
+}
+
+static int64_t operand_floats(const tb_gemm_args *r, restore_choice which)
+{
+    return (which == RESTORE_A ? r->lda : r->ldb) * r->k;
+}
+
+static best_plan plan(const tb_gemm_args *args)
+{
+    const int both_along_k = args->trans_a && !args->trans_b;
+    best_plan best = {both_along_k ? TB_KERNEL_REGTILE : TB_KERNEL_MULTISTAGE, KEEP, 0};
+    if (!both_along_k || args->m <= 0 || args->n <= 0 || args->k <= 0)
+        return best;
+    double fastest = tb_regtile_predicted_seconds(args);
+    for (restore_choice which = RESTORE_A; which <= RESTORE_B; which++) {
+        /* Planned on an aligned placeholder, as the launch aligns the real one. */
+        const tb_gemm_args r = restored(args, which, NULL);
+        const int64_t floats = operand_floats(&r, which);
+        const double seconds = 2.0 * sizeof(float) * (double)floats / RESTORE_BYTES_PER_SECOND +
+                               RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
+        if (seconds < fastest)
+            fastest = seconds, best = (best_plan){TB_KERNEL_MULTISTAGE, which, floats + 3};
+    }
+    return best;
+}
+
+/*
+ * Re-stores the planned operand at the start of the workspace and runs
+ * multistage with the rest of it; without room for the operand, regtile runs
+ * on the call as it is (slower, still right).
+ */
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
 {
-    return tb_kernel_launch(pick(args), args, stream);
+    const best_plan p = plan(args);
+    if (p.restore == KEEP || !args->workspace || args->workspace_floats < p.restore_floats)
+        return tb_kernel_launch(p.restore == KEEP ? p.kernel : TB_KERNEL_REGTILE, args, stream);
+    float *at = align16(args->workspace);
+    tb_gemm_args r = restored(args, p.restore, at);
+    r.workspace = at + operand_floats(&r, p.restore);
+    r.workspace_floats = args->workspace_floats - (r.workspace - args->workspace);
+    const cudaError_t status =
+        p.restore == RESTORE_A ? tb_launch_transpose(args->a, args->k, args->m, args->lda, at, r.lda, stream)
+                               : tb_launch_transpose(args->b, args->k, args->n, args->ldb, at, r.ldb, stream);
+    return status != cudaSuccess ? status : tb_launch_multistage(&r, stream);
 }
 
 int64_t tb_best_workspace_floats(const tb_gemm_args *args)
 {
-    return tb_kernel_workspace_floats(pick(args), args);
+    const best_plan p = plan(args);
+    if (p.restore == KEEP)
+        return tb_kernel_workspace_floats(p.kernel, args);
+    const tb_gemm_args r = restored(args, p.restore, NULL);
+    return p.restore_floats + tb_multistage_workspace_floats(&r);
 }

@@ -43,7 +43,7 @@ typedef enum tb_kernel_id {
     TB_KERNEL_TILED32,   /* the same with 32x32 tiles */
     TB_KERNEL_REGTILE,   /* 128x128 block tile, 8x8 register tile per thread, float4, double buffer */
     TB_KERNEL_MULTISTAGE, /* warp tiles fed by a ring of cp.async stages (sm_80+) */
-    TB_KERNEL_BEST,      /* not a rung: per call, regtile or multistage, whichever is faster there */
+    TB_KERNEL_BEST,      /* not a rung: per call, the fastest of regtile and multistage (best.c) */
     TB_KERNEL_COUNT
 } tb_kernel_id;
 
@@ -67,6 +67,10 @@ cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream);
 int64_t tb_best_workspace_floats(const tb_gemm_args *args);
 
+/* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */
+double tb_regtile_predicted_seconds(const tb_gemm_args *args);
+double tb_multistage_predicted_seconds(const tb_gemm_args *args);
+
 /* The tile shapes behind TB_KERNEL_REGTILE, one by one, for the tuning benchmark. */
 int tb_regtile_shape_count(void);
 int64_t tb_regtile_workspace_floats(const tb_gemm_args *args);
@@ -78,6 +82,10 @@ int tb_multistage_shape_count(void);
 int64_t tb_multistage_workspace_floats(const tb_gemm_args *args);
 const char *tb_multistage_shape_name(int shape);
 cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
+
+/* dst (cols x rows, leading dimension ld_dst) = src^T for column-major src (rows x cols); transpose.cu. */
+cudaError_t tb_launch_transpose(const float *src, int64_t rows, int64_t cols, int64_t ld_src, float *dst,
+                                int64_t ld_dst, cudaStream_t stream);
 
 /* Split-K's summing pass (splitk.cu): C = alpha * (sum of `splits` workspace planes) + beta * C. */
 cudaError_t tb_launch_splitk_reduce(const tb_gemm_args *args, int splits, cudaStream_t stream);

@@ -61,17 +61,25 @@ __device__ __forceinline__ unsigned shared_address(const void *p)
     return (unsigned)__cvta_generic_to_shared(p);
 }
 
+/*
+ * Both copies ask L2 to fetch the whole 128-byte line: the next slice of an
+ * operand stored along k reads on in the same lines, and the 256x128x32 tile
+ * gains 2% at 8192^3 on the H100 (no change elsewhere).
+ */
+
 /* Copies src_bytes (0..16) of 16 and zero-fills the rest; src and dst 16-byte aligned. */
 __device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int src_bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes)
                  : "memory");
 }
 
 /* Copies src_bytes (0 or 4) of one float and zero-fills the rest. */
 __device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int src_bytes)
 {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes)
                  : "memory");
 }
 
@@ -459,6 +467,11 @@ extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args 
 extern "C" int64_t tb_multistage_workspace_floats(const tb_gemm_args *args)
 {
     return planned_workspace_floats(shapes, args);
+}
+
+extern "C" double tb_multistage_predicted_seconds(const tb_gemm_args *args)
+{
+    return planned_seconds(shapes, args);
 }
 
 extern "C" cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream)

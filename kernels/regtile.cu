@@ -230,6 +230,11 @@ extern "C" int64_t tb_regtile_workspace_floats(const tb_gemm_args *args)
     return planned_workspace_floats(shapes, args);
 }
 
+extern "C" double tb_regtile_predicted_seconds(const tb_gemm_args *args)
+{
+    return planned_seconds(shapes, args);
+}
+
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)
 {
     return launch_planned(shapes, args, stream);

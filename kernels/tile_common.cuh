@@ -155,10 +155,11 @@ struct ShapeEntry {
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
 };
 
-/* How a call is launched: a tile shape from the rung's table, and slices of K (1: no split). */
+/* How a call is launched: a tile shape from the rung's table, slices of K (1: no split), and the predicted time. */
 struct Plan {
     int shape;
     int splits;
+    double seconds;
 };
 
 /*
@@ -194,7 +195,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
     const bool aligned = vector_friendly(args);
     const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
-    Plan plan = {N - 1, 1}; /* the last shape is the smallest, fit for any GPU */
+    Plan plan = {N - 1, 1, 0.0}; /* the last shape is the smallest, fit for any GPU */
     double best = -1.0;
     for (int pass = 0; pass < 2 && best < 0.0; pass++) { /* pass 1: K too short for every shape */
         for (int s = 0; s < N; s++) {
@@ -214,7 +215,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
                 if (splits > 1)
                     time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
                 if (best < 0.0 || time < best)
-                    best = time, plan = {s, (int)splits};
+                    best = time, plan = {s, (int)splits, time};
             }
         }
     }
@@ -312,6 +313,13 @@ template <int N>
 int64_t planned_workspace_floats(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+}
+
+/* What the plan predicts, for choosing between rungs (best.c). */
+template <int N>
+double planned_seconds(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
+{
+    return args->m <= 0 || args->n <= 0 ? 0.0 : fastest_plan(shapes, args).seconds;
 }
 
 template <int N>
