@@ -168,16 +168,22 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
     /* The slot's pinned input is free once its previous DMA is done. */
     if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
         return status;
-    if (!b_direct)
+    if (!b_direct) {
+        const double begin = tb_trace_host_begin();
         tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-    /* The slot's device panels are free once its previous kernel and drain are done. */
-    if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
-        (status = cudaStreamWaitEvent(p->h2d, p->drained[s], 0)) != cudaSuccess ||
-        (status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
+        tb_trace_host_end(begin, "copy B in", q);
+    }
+    /* The slot's B panel on the device is free once its previous kernel is done (its C
+     * panel may still be on the way out: compute_piece waits for that). */
+    if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess)
+        return status;
+    const int traced = tb_trace_gpu_begin(p->h2d, "DMA B in", q);
+    if ((status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
                                                cudaMemcpyHostToDevice, p->h2d)
                            : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
                                              cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
         return status;
+    tb_trace_gpu_end(traced, p->h2d);
     return cudaEventRecord(p->staged[s], p->h2d);
 }
 
@@ -207,7 +213,10 @@ static cudaError_t compute_piece(run_state *r, int64_t q, int64_t r0, int64_t ro
     if ((status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->compute, p->drained[s], 0)) != cudaSuccess)
         return status;
-    return tb_kernel_launch(r->kernel, args, p->compute);
+    const int traced = tb_trace_gpu_begin(p->compute, "kernel", q);
+    status = tb_kernel_launch(r->kernel, args, p->compute);
+    tb_trace_gpu_end(traced, p->compute);
+    return status;
 }
 
 /* Panel q's C from the device into its slot's pinned output. */
@@ -219,12 +228,15 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     /* The pinned output was emptied by finish_panel(q - SLOTS), which ran before this. */
     const int64_t m = r->call->m, cols = panel_cols(r, q);
     if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
-        (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess ||
-        (status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
+        (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess)
+        return status;
+    const int traced = tb_trace_gpu_begin(p->d2h, "DMA C out", q);
+    if ((status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
                                                     r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
                                 : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
                                                   cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess)
         return status;
+    tb_trace_gpu_end(traced, p->d2h);
     return cudaEventRecord(p->drained[s], p->d2h);
 }
 
@@ -238,13 +250,17 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
     float *c = call->c + q * r->width * call->ldc;
+    double begin = tb_trace_host_begin();
     cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
+    tb_trace_host_end(begin, "wait C", q);
     if (status != cudaSuccess || r->direct_out)
         return status;
+    begin = tb_trace_host_begin();
     if (call->beta == 0.0f)
         tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q));
     else
         tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q), call->beta);
+    tb_trace_host_end(begin, "copy C out", q);
     return status;
 }
 
@@ -254,6 +270,20 @@ static cudaError_t compute_a_piece(run_state *r, int64_t q, int64_t x0, int64_t 
     const tb_call *call = r->call;
     return call->trans_a ? compute_piece(r, q, x0, units, 0, call->k, 0.0f)
                          : compute_piece(r, q, 0, call->m, x0, units, x0 == 0 ? 0.0f : 1.0f);
+}
+
+/*
+ * How much of op(A) one piece carries in first_panels, in its units (stored
+ * columns: rows of C when A is transposed, a slice of K otherwise): what one
+ * pinned output holds, in whole tiles (or float4s) so that the pieces'
+ * offsets keep the kernels' 128-bit loads aligned.
+ */
+static int64_t a_piece_units(int trans_a, int64_t m, int64_t k, int64_t out_floats)
+{
+    const int64_t extent = trans_a ? m : k, per_unit = trans_a ? k : m;
+    int64_t piece = out_floats / per_unit;
+    piece -= piece >= 128 ? piece % 128 : piece >= 4 ? piece % 4 : 0;
+    return piece < 1 ? 1 : piece > extent ? extent : piece;
 }
 
 /*
@@ -274,12 +304,8 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
     if (status != cudaSuccess)
         return status;
     int64_t staged = 1;
-    /* A piece fills one pinned output at most. */
     const int64_t extent = call->trans_a ? m : k, per_unit = call->trans_a ? k : m;
-    int64_t piece = r->out_floats / per_unit;
-    /* Whole tiles (or float4s) keep the pieces' offsets aligned for the kernels' 128-bit loads. */
-    piece -= piece >= 128 ? piece % 128 : piece >= 4 ? piece % 4 : 0;
-    piece = piece < 1 ? 1 : piece > extent ? extent : piece;
+    const int64_t piece = a_piece_units(call->trans_a, m, k, r->out_floats);
     for (int64_t x0 = 0, i = 0; x0 < extent; x0 += piece, i++) {
         const int s = (int)(i % SLOTS);
         const int64_t units = extent - x0 < piece ? extent - x0 : piece;
@@ -288,20 +314,29 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
         /* Stored columns x0.. of A: k x units (transposed) or m x units, dense on the device. */
         if ((status = cudaEventSynchronize(p->a_staged[s])) != cudaSuccess)
             return status;
-        if (r->pinned & TB_RESIDENT_A)
+        int traced;
+        if (r->pinned & TB_RESIDENT_A) {
+            traced = tb_trace_gpu_begin(p->h2d, "DMA A in", i);
             status = tb_gpu_copy_block(r->a_dev + x0 * per_unit, per_unit, source, call->lda, per_unit, units,
                                        cudaMemcpyHostToDevice, p->h2d);
-        else {
+        } else {
+            const double begin = tb_trace_host_begin();
             tb_host_copy(stage, per_unit, source, call->lda, per_unit, units);
+            tb_trace_host_end(begin, "copy A in", i);
+            traced = tb_trace_gpu_begin(p->h2d, "DMA A in", i);
             status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage, (size_t)(per_unit * units) * sizeof(float),
                                      cudaMemcpyHostToDevice, p->h2d);
         }
+        tb_trace_gpu_end(traced, p->h2d);
         if (status != cudaSuccess ||
             (status = cudaEventRecord(p->a_staged[s], p->h2d)) != cudaSuccess ||
             (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess)
             return status;
+        /* A panel goes out as soon as its last piece is computed: its slot is the next one reused. */
+        const int last = x0 + units == extent;
         for (int64_t q = 0; q < staged; q++)
-            if ((status = compute_a_piece(r, q, x0, units)) != cudaSuccess)
+            if ((status = compute_a_piece(r, q, x0, units)) != cudaSuccess ||
+                (last && (status = drain_panel(r, q)) != cudaSuccess))
                 return status;
         if (staged < lead) {
             if ((status = stage_panel(r, staged)) != cudaSuccess)
@@ -310,14 +345,15 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
                 if ((status = compute_a_piece(r, staged, y0, extent - y0 < piece ? extent - y0 : piece)) !=
                     cudaSuccess)
                     return status;
+            if (last && (status = drain_panel(r, staged)) != cudaSuccess)
+                return status;
             staged++;
         }
     }
     for (int64_t q = staged; q < lead; q++) /* A came in fewer pieces than there are slots */
-        if ((status = stage_panel(r, q)) != cudaSuccess || (status = compute_piece(r, q, 0, m, 0, k, 0.0f)) != cudaSuccess)
-            return status;
-    for (int64_t q = 0; q < lead; q++)
-        if ((status = drain_panel(r, q)) != cudaSuccess)
+        if ((status = stage_panel(r, q)) != cudaSuccess ||
+            (status = compute_piece(r, q, 0, m, 0, k, 0.0f)) != cudaSuccess ||
+            (status = drain_panel(r, q)) != cudaSuccess)
             return status;
     return cudaSuccess;
 }
@@ -378,10 +414,22 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     float *pinned, *device;
     if ((status = tb_gpu_pinned((size_t)(SLOTS * per_slot), &pinned)) != cudaSuccess)
         return status;
-    /* The kernel's scratch (split-K) when the budget leaves room; it runs unsplit without. */
+    /*
+     * The kernel's scratch (split-K, a re-stored operand) when the budget leaves room; it
+     * runs without, slower. A transposed op(A) arrives in blocks of rows: those first
+     * kernels have a small C over all of K, and need the scratch to split it.
+     */
     r.args = panel_args(call, rows, width);
+    tb_gemm_args first_piece = r.args;
+    const int64_t units = a_piece_units(call->trans_a, rows, k, r.out_floats);
+    if (call->trans_a)
+        first_piece.m = units;
+    else
+        first_piece.k = units;
     const int64_t needed = device_floats(call, rows, width);
     int64_t scratch = tb_kernel_workspace_floats(kernel, &r.args);
+    const int64_t piece_scratch = tb_kernel_workspace_floats(kernel, &first_piece);
+    scratch = piece_scratch > scratch ? piece_scratch : scratch;
     if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + scratch)))
         scratch = 0;
     if (!tb_gpu_device_fits((size_t)needed))
@@ -398,6 +446,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     r.args.workspace = scratch > 0 ? device + needed : NULL;
     r.args.workspace_floats = scratch;
 
+    tb_trace_pipeline_begin(p->h2d);
     for (int64_t i0 = 0; i0 < m && status == cudaSuccess; i0 += rows) {
         const tb_call block = tb_call_block(call, i0, m - i0 < rows ? m - i0 : rows, 0, call->n);
         r.call = &block;
@@ -409,5 +458,6 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
         cudaStreamSynchronize(p->compute);
         cudaStreamSynchronize(p->d2h);
     }
+    tb_trace_pipeline_end();
     return status;
 }

@@ -69,7 +69,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin);
 typedef enum { TB_DEVICE_AUTO, TB_DEVICE_GPU, TB_DEVICE_CPU } tb_device_mode;
 typedef struct tb_config {
     tb_device_mode device;
-    int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call */
+    int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
     int kernel;           /* tb_kernel_id */
     double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
     double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
@@ -176,6 +176,17 @@ void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The start of a call for its trace line: the clock at TILEDBLAS_VERBOSE=2, else 0 (the clock costs). */
 double tb_trace_clock(void);
+
+/* --- TILEDBLAS_VERBOSE=3: the stages of a pipelined call on one clock (src/pipeline_trace.c) --- */
+void tb_trace_pipeline_begin(cudaStream_t stream);
+/* A GPU stage about to be enqueued on `stream`; its id for tb_trace_gpu_end (-1: not traced). */
+int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel);
+void tb_trace_gpu_end(int id, cudaStream_t stream);
+/* A host stage: tb_trace_host_end(tb_trace_host_begin(), ...) around it. */
+double tb_trace_host_begin(void);
+void tb_trace_host_end(double begin, const char *what, int64_t panel);
+/* Once the call's work is done: prints the stages by start time. */
+void tb_trace_pipeline_end(void);
 /* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (started at tb_trace_clock()). */
 void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start);
 
