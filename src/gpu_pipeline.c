@@ -372,8 +372,10 @@ static cudaError_t finish_through(run_state *r, int64_t last, int64_t *next, int
 
 /*
  * One row block: the first panels with op(A) arriving, then the others.
- * While the GPU works on panel q, the host stages panel q+1 and finishes
- * panel q-2; a slot is reused three panels later, after its panel was finished.
+ * Panel q is staged and queued, then panel q - SLOTS finished (its pinned
+ * output is what panel q's drain reuses), then panel q drained: the host runs
+ * up to SLOTS panels ahead of the GPU, and copies each B panel in before the
+ * C panels that finished meanwhile go out, so the GPU never waits for those.
  */
 static cudaError_t run_block(run_state *r, int64_t *cols_done)
 {
@@ -384,14 +386,14 @@ static cudaError_t run_block(run_state *r, int64_t *cols_done)
     r->args.lda = r->call->trans_a ? r->call->k : r->call->m;
     r->args.ldc = r->call->m;
     cudaError_t status = first_panels(r, lead);
-    for (int64_t q = lead; q < panels + SLOTS - 1 && status == cudaSuccess; q++) {
-        /* Panel q's drain reuses the pinned output of panel q - SLOTS: finish that one first. */
+    for (int64_t q = lead; q < panels + SLOTS && status == cudaSuccess; q++) {
         if (q < panels && ((status = stage_panel(r, q)) != cudaSuccess ||
-                           (status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess ||
-                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, 0.0f)) != cudaSuccess ||
-                           (status = drain_panel(r, q)) != cudaSuccess))
+                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, 0.0f)) != cudaSuccess))
             break;
-        status = finish_through(r, q - (SLOTS - 1), &next, cols_done);
+        if ((status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess)
+            break;
+        if (q < panels)
+            status = drain_panel(r, q);
     }
     return status;
 }
