@@ -146,7 +146,7 @@ if want sanitize; then
         "$BENCH" --kernels --sizes 100x70x3000,128x128x2048 --trans NN,NT,TN,TT --reps 1
     # The default kernel's re-storing of one operand when both are stored along k.
     step memcheck-restore 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
-        "$BENCH" --kernels --sizes 1023x1025x513 --trans NT,TN --layout row --reps 1
+        "$BENCH" --kernels --sizes 1021x1027x1023,2045x2043x2047 --trans NT,TN --layout row --reps 1
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile multistage best; do

@@ -3,11 +3,11 @@
  *
  * C is computed in blocks of rows, each with its rows of op(A) resident on the
  * device, and each block in panels of columns. A block's op(A) goes to the
- * device once, in pieces whose kernels for the first panel start as each piece
- * lands. While the kernel works on panel p, the host copies B's panel p+1
- * from the caller's pageable memory into pinned staging with a pool of
- * threads, the copy engines move staged panels in and finished panels out, and
- * the host copies panel p-1 of C from pinned staging into the caller's C.
+ * device once, in pieces whose kernels for the first panels start as each
+ * piece lands. While the kernels work on panels p-2..p, the host copies B's
+ * panel p+1 from the caller's pageable memory into pinned staging with a pool
+ * of threads, the copy engines move staged panels in and finished panels out,
+ * and the host copies panel p-2 of C from pinned staging into the caller's C.
  * Three staging slots keep all of these in flight at once, so the host copies,
  * the one resource every byte passes through, never wait. Operands in pinned
  * memory skip the host copies (C on the way out only when beta == 0, see
@@ -171,20 +171,19 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
     if (!b_direct) {
         const double begin = tb_trace_host_begin();
         tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-        tb_trace_host_end(begin, "copy B in", q);
+        tb_trace_host_end(begin, "copy in B panel", q);
     }
     /* The slot's B panel on the device is free once its previous kernel is done (its C
      * panel may still be on the way out: compute_piece waits for that). */
     if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess)
         return status;
-    const int traced = tb_trace_gpu_begin(p->h2d, "DMA B in", q);
-    if ((status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
-                                               cudaMemcpyHostToDevice, p->h2d)
-                           : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
-                                             cudaMemcpyHostToDevice, p->h2d)) != cudaSuccess)
-        return status;
+    const int traced = tb_trace_gpu_begin(p->h2d, "DMA in B panel", q);
+    status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
+                                          cudaMemcpyHostToDevice, p->h2d)
+                      : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
+                                        cudaMemcpyHostToDevice, p->h2d);
     tb_trace_gpu_end(traced, p->h2d);
-    return cudaEventRecord(p->staged[s], p->h2d);
+    return status != cudaSuccess ? status : cudaEventRecord(p->staged[s], p->h2d);
 }
 
 /*
@@ -213,13 +212,16 @@ static cudaError_t compute_piece(run_state *r, int64_t q, int64_t r0, int64_t ro
     if ((status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->compute, p->drained[s], 0)) != cudaSuccess)
         return status;
-    const int traced = tb_trace_gpu_begin(p->compute, "kernel", q);
+    const int traced = tb_trace_gpu_begin(p->compute, "kernel panel", q);
     status = tb_kernel_launch(r->kernel, args, p->compute);
     tb_trace_gpu_end(traced, p->compute);
     return status;
 }
 
-/* Panel q's C from the device into its slot's pinned output. */
+/*
+ * Panel q's C from the device into its slot's pinned output (which, for the
+ * first panels, staged pieces of A: their DMAs precede this on the GPU).
+ */
 static cudaError_t drain_panel(run_state *r, int64_t q)
 {
     pipeline *p = r->p;
@@ -230,14 +232,13 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess)
         return status;
-    const int traced = tb_trace_gpu_begin(p->d2h, "DMA C out", q);
-    if ((status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
+    const int traced = tb_trace_gpu_begin(p->d2h, "DMA out C panel", q);
+    status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
                                                     r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
                                 : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
-                                                  cudaMemcpyDeviceToHost, p->d2h)) != cudaSuccess)
-        return status;
+                                                  cudaMemcpyDeviceToHost, p->d2h);
     tb_trace_gpu_end(traced, p->d2h);
-    return cudaEventRecord(p->drained[s], p->d2h);
+    return status != cudaSuccess ? status : cudaEventRecord(p->drained[s], p->d2h);
 }
 
 /*
@@ -252,7 +253,7 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
     float *c = call->c + q * r->width * call->ldc;
     double begin = tb_trace_host_begin();
     cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
-    tb_trace_host_end(begin, "wait C", q);
+    tb_trace_host_end(begin, "wait C panel", q);
     if (status != cudaSuccess || r->direct_out)
         return status;
     begin = tb_trace_host_begin();
@@ -260,7 +261,7 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
         tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q));
     else
         tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q), call->beta);
-    tb_trace_host_end(begin, "copy C out", q);
+    tb_trace_host_end(begin, "copy out C panel", q);
     return status;
 }
 
@@ -281,7 +282,7 @@ static cudaError_t compute_a_piece(run_state *r, int64_t q, int64_t x0, int64_t 
 static int64_t a_piece_units(int trans_a, int64_t m, int64_t k, int64_t out_floats)
 {
     const int64_t extent = trans_a ? m : k, per_unit = trans_a ? k : m;
-    int64_t piece = out_floats / per_unit;
+    int64_t piece = per_unit > 0 ? out_floats / per_unit : extent;
     piece -= piece >= 128 ? piece % 128 : piece >= 4 ? piece % 4 : 0;
     return piece < 1 ? 1 : piece > extent ? extent : piece;
 }
@@ -316,14 +317,14 @@ static cudaError_t first_panels(run_state *r, int64_t lead)
             return status;
         int traced;
         if (r->pinned & TB_RESIDENT_A) {
-            traced = tb_trace_gpu_begin(p->h2d, "DMA A in", i);
+            traced = tb_trace_gpu_begin(p->h2d, "DMA in A piece", i);
             status = tb_gpu_copy_block(r->a_dev + x0 * per_unit, per_unit, source, call->lda, per_unit, units,
                                        cudaMemcpyHostToDevice, p->h2d);
         } else {
             const double begin = tb_trace_host_begin();
             tb_host_copy(stage, per_unit, source, call->lda, per_unit, units);
-            tb_trace_host_end(begin, "copy A in", i);
-            traced = tb_trace_gpu_begin(p->h2d, "DMA A in", i);
+            tb_trace_host_end(begin, "copy in A piece", i);
+            traced = tb_trace_gpu_begin(p->h2d, "DMA in A piece", i);
             status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage, (size_t)(per_unit * units) * sizeof(float),
                                      cudaMemcpyHostToDevice, p->h2d);
         }

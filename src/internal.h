@@ -179,7 +179,8 @@ double tb_trace_clock(void);
 
 /* --- TILEDBLAS_VERBOSE=3: the stages of a pipelined call on one clock (src/pipeline_trace.c) --- */
 void tb_trace_pipeline_begin(cudaStream_t stream);
-/* A GPU stage about to be enqueued on `stream`; its id for tb_trace_gpu_end (-1: not traced). */
+/* A GPU stage about to be enqueued on `stream` (what: e.g. "kernel panel", then its index); its id for
+ * tb_trace_gpu_end (-1: not traced), which is due whether or not the enqueue succeeded. */
 int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel);
 void tb_trace_gpu_end(int id, cudaStream_t stream);
 /* A host stage: tb_trace_host_end(tb_trace_host_begin(), ...) around it. */

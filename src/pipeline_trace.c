@@ -11,10 +11,10 @@
 
 #include "internal.h"
 
-#define MAX_STAGES 512
+#define MAX_STAGES 4096
 
 typedef struct {
-    const char *what; /* NULL: not timed, left out */
+    const char *what; /* what and of which panel or piece; NULL: not timed, left out */
     int64_t panel;
     int on_gpu;
     double begin, end; /* seconds from the start */
@@ -24,7 +24,7 @@ static struct {
     int active;
     double start;
     cudaEvent_t zero;
-    int count;
+    int count, dropped; /* stages recorded, and those past MAX_STAGES */
     stage stages[MAX_STAGES];
     cudaEvent_t gpu_begin[MAX_STAGES], gpu_end[MAX_STAGES]; /* of stages[i], created once */
 } trace;
@@ -39,13 +39,17 @@ void tb_trace_pipeline_begin(cudaStream_t stream)
     trace.active = tb_config_get()->verbose >= 3 && event(&trace.zero) == cudaSuccess &&
                    cudaEventRecord(trace.zero, stream) == cudaSuccess;
     trace.start = tb_seconds_now();
-    trace.count = 0;
+    trace.count = trace.dropped = 0;
 }
 
 int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel)
 {
-    if (!trace.active || trace.count == MAX_STAGES)
+    if (!trace.active)
         return -1;
+    if (trace.count == MAX_STAGES) {
+        trace.dropped++;
+        return -1;
+    }
     const int id = trace.count;
     if (event(&trace.gpu_begin[id]) != cudaSuccess || event(&trace.gpu_end[id]) != cudaSuccess ||
         cudaEventRecord(trace.gpu_begin[id], stream) != cudaSuccess)
@@ -67,8 +71,12 @@ double tb_trace_host_begin(void)
 
 void tb_trace_host_end(double begin, const char *what, int64_t panel)
 {
-    if (!trace.active || trace.count == MAX_STAGES)
+    if (!trace.active)
         return;
+    if (trace.count == MAX_STAGES) {
+        trace.dropped++;
+        return;
+    }
     trace.stages[trace.count++] = (stage){what, panel, 0, begin - trace.start, tb_seconds_now() - trace.start};
 }
 
@@ -91,16 +99,19 @@ void tb_trace_pipeline_end(void)
             continue;
         if (cudaEventSynchronize(trace.gpu_end[i]) != cudaSuccess ||
             cudaEventElapsedTime(&begin_ms, trace.zero, trace.gpu_begin[i]) != cudaSuccess ||
-            cudaEventElapsedTime(&end_ms, trace.zero, trace.gpu_end[i]) != cudaSuccess)
+            cudaEventElapsedTime(&end_ms, trace.zero, trace.gpu_end[i]) != cudaSuccess) {
             s->what = NULL;
-        else
+            cudaGetLastError(); /* the failure is the trace's: no later launch check may see it */
+        } else
             s->begin = begin_ms / 1e3, s->end = end_ms / 1e3;
     }
     qsort(trace.stages, (size_t)trace.count, sizeof(stage), by_begin);
     for (int i = 0; i < trace.count; i++) {
         const stage *s = &trace.stages[i];
         if (s->what)
-            fprintf(stderr, "tiledblas: pipeline %9.3f %9.3f ms %s %-12s panel %lld\n", 1e3 * s->begin,
-                    1e3 * s->end, s->on_gpu ? "gpu " : "host", s->what, (long long)s->panel);
+            fprintf(stderr, "tiledblas: pipeline %9.3f %9.3f ms %s %s %lld\n", 1e3 * s->begin, 1e3 * s->end,
+                    s->on_gpu ? "gpu " : "host", s->what, (long long)s->panel);
     }
+    if (trace.dropped)
+        fprintf(stderr, "tiledblas: pipeline: %d more stages not traced\n", trace.dropped);
 }
