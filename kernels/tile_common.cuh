@@ -188,7 +188,8 @@ static inline int along_k(const tb_gemm_args *args)
 template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
-    constexpr int64_t MIN_K_PER_SLICE = 1024, MAX_SPLITS = 16;
+    /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
+    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16;
     constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
