@@ -81,7 +81,8 @@ static tb_gemm_args panel_args(const tb_call *call, int64_t rows, int64_t width)
 {
     return (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = rows, .n = width,
                           .k = call->k, .alpha = call->alpha, .beta = 0.0f,
-                          .lda = call->trans_a ? call->k : rows, .ldc = rows};
+                          .lda = call->trans_a ? call->k : rows, .ldb = call->trans_b ? width : call->k,
+                          .ldc = rows};
 }
 
 /* The most rows per block that `width`-column panels leave room for, or 0. */

@@ -137,17 +137,23 @@ static void operands_of(const tb_call *call, unsigned pinned, block *a, block *b
     *c = (block){call->c, m, n, call->ldc, !!(pinned & TB_RESIDENT_C)};
 }
 
-static tb_gemm_args kernel_args(const tb_call *call)
+/*
+ * The kernel's view of the operands packed on the device, pointers aside
+ * (set once the workspace exists; packing keeps them 256-byte aligned):
+ * the plan and its scratch are sized on the leading dimensions it will run with.
+ */
+static tb_gemm_args kernel_args(const tb_call *call, const block *a, const block *b, const block *c)
 {
     return (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = call->m,
-                          .n = call->n, .k = call->k, .alpha = call->alpha, .beta = call->beta};
+                          .n = call->n, .k = call->k, .alpha = call->alpha, .beta = call->beta,
+                          .lda = a->rows > 0 ? a->rows : 1, .ldb = b->rows > 0 ? b->rows : 1, .ldc = c->rows};
 }
 
 int tb_staged_fits(const tb_call *call, int kernel)
 {
     block a, b, c;
     operands_of(call, 0, &a, &b, &c);
-    const tb_gemm_args args = kernel_args(call);
+    const tb_gemm_args args = kernel_args(call, &a, &b, &c);
     /* C's pinned region serves both directions: in before the kernel, out after it. */
     const int64_t staging = tb_packed_floats(floats_of(a)) + tb_packed_floats(floats_of(b)) + tb_packed_floats(floats_of(c));
     return (size_t)staging <= tb_gpu_pinned_budget() &&
@@ -158,7 +164,7 @@ cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned_operands, int k
 {
     block a, b, c;
     operands_of(call, pinned_operands, &a, &b, &c);
-    tb_gemm_args args = kernel_args(call);
+    tb_gemm_args args = kernel_args(call, &a, &b, &c);
     const int64_t a_at = 0, b_at = tb_packed_floats(floats_of(a)), c_at = b_at + tb_packed_floats(floats_of(b));
     const int64_t staging = c_at + tb_packed_floats(floats_of(c));
     const int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
@@ -168,9 +174,9 @@ cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned_operands, int k
         (status = tb_gpu_pinned((size_t)staging, &pinned)) != cudaSuccess ||
         (status = tb_gpu_workspace((size_t)(staging + scratch), &device)) != cudaSuccess)
         return status;
-    args.a = device + a_at, args.lda = a.rows > 0 ? a.rows : 1;
-    args.b = device + b_at, args.ldb = b.rows > 0 ? b.rows : 1;
-    args.c = device + c_at, args.ldc = c.rows;
+    args.a = device + a_at;
+    args.b = device + b_at;
+    args.c = device + c_at;
     args.workspace = device + staging;
     args.workspace_floats = scratch;
     /* beta == 0: C is only written, so it never crosses the bus inward. */
