@@ -29,15 +29,27 @@ static struct {
     cudaEvent_t gpu_begin[MAX_STAGES], gpu_end[MAX_STAGES]; /* of stages[i], created once */
 } trace;
 
+/* A failure here is the trace's alone: it is cleared so that no later launch check sees it. */
 static cudaError_t event(cudaEvent_t *e)
 {
-    return *e ? cudaSuccess : cudaEventCreate(e);
+    const cudaError_t status = *e ? cudaSuccess : cudaEventCreate(e);
+    if (status != cudaSuccess)
+        cudaGetLastError();
+    return status;
+}
+
+static cudaError_t record(cudaEvent_t e, cudaStream_t stream)
+{
+    const cudaError_t status = cudaEventRecord(e, stream);
+    if (status != cudaSuccess)
+        cudaGetLastError();
+    return status;
 }
 
 void tb_trace_pipeline_begin(cudaStream_t stream)
 {
     trace.active = tb_config_get()->verbose >= 3 && event(&trace.zero) == cudaSuccess &&
-                   cudaEventRecord(trace.zero, stream) == cudaSuccess;
+                   record(trace.zero, stream) == cudaSuccess;
     trace.start = tb_seconds_now();
     trace.count = trace.dropped = 0;
 }
@@ -52,7 +64,7 @@ int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel)
     }
     const int id = trace.count;
     if (event(&trace.gpu_begin[id]) != cudaSuccess || event(&trace.gpu_end[id]) != cudaSuccess ||
-        cudaEventRecord(trace.gpu_begin[id], stream) != cudaSuccess)
+        record(trace.gpu_begin[id], stream) != cudaSuccess)
         return -1;
     trace.stages[id] = (stage){what, panel, 1, 0.0, 0.0};
     return trace.count++;
@@ -60,7 +72,7 @@ int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel)
 
 void tb_trace_gpu_end(int id, cudaStream_t stream)
 {
-    if (id >= 0 && cudaEventRecord(trace.gpu_end[id], stream) != cudaSuccess)
+    if (id >= 0 && record(trace.gpu_end[id], stream) != cudaSuccess)
         trace.stages[id].what = NULL;
 }
 
@@ -101,7 +113,7 @@ void tb_trace_pipeline_end(void)
             cudaEventElapsedTime(&begin_ms, trace.zero, trace.gpu_begin[i]) != cudaSuccess ||
             cudaEventElapsedTime(&end_ms, trace.zero, trace.gpu_end[i]) != cudaSuccess) {
             s->what = NULL;
-            cudaGetLastError(); /* the failure is the trace's: no later launch check may see it */
+            cudaGetLastError(); /* the trace's failure, as in event() */
         } else
             s->begin = begin_ms / 1e3, s->end = end_ms / 1e3;
     }
