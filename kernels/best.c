@@ -26,8 +26,8 @@
 typedef enum { KEEP, RESTORE_A, RESTORE_B } restore_choice;
 
 typedef struct best_plan {
-    tb_kernel_id kernel;
-    restore_choice restore;
+    tb_kernel_id kernel;    /* what runs on the call as it is (also when re-storing finds no room) */
+    restore_choice restore; /* else multistage on the re-stored operand */
     int64_t restore_floats; /* workspace for the re-stored operand, alignment included */
 } best_plan;
 
@@ -75,7 +75,7 @@ static best_plan plan(const tb_gemm_args *args)
         const double seconds = 2.0 * sizeof(float) * (double)floats / RESTORE_BYTES_PER_SECOND +
                                RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
         if (seconds < fastest)
-            fastest = seconds, best = (best_plan){TB_KERNEL_MULTISTAGE, which, floats + 3};
+            fastest = seconds, best.restore = which, best.restore_floats = floats + 3;
     }
     return best;
 }
@@ -89,7 +89,7 @@ cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
 {
     const best_plan p = plan(args);
     if (p.restore == KEEP || !args->workspace || args->workspace_floats < p.restore_floats)
-        return tb_kernel_launch(p.restore == KEEP ? p.kernel : TB_KERNEL_REGTILE, args, stream);
+        return tb_kernel_launch(p.kernel, args, stream);
     float *at = align16(args->workspace);
     tb_gemm_args r = restored(args, p.restore, at);
     r.workspace = at + operand_floats(&r, p.restore);
