@@ -102,8 +102,9 @@ __device__ __forceinline__ void cp_async_wait()
  *   base[(k0+kk) + (x0+x)*ld]  when the operand is stored k-contiguous,
  *   base[(x0+x) + (k0+kk)*ld]  otherwise.
  * Registers are what limits the ring at two blocks per SM, so a thread keeps
- * few source pointers, advanced one slice per load; its other copies sit at
- * constant offsets from them (k-contiguous) or whole row steps (m-contiguous).
+ * few source pointers: k-contiguous, one per column, advanced one slice per
+ * load, its copies at constant offsets from it; m-contiguous, one that walks
+ * down the k-rows copy by copy (the next slice starts where a slice ends).
  *
  * m-contiguous: ROW_THREADS threads cover a k-row of the tile with 16- (or
  * 4-) byte copies, ROWS k-rows at a time; a thread keeps its x.
@@ -183,10 +184,10 @@ struct AsyncTileLoader {
         }
     }
 
-    /* Shared byte offset of copy (j, c) in ring stage `stage`. */
-    __device__ static unsigned offset(int j, int c, int stage)
+    /* Shared byte offset of copy (j, c) from this thread's first copy of a stage. */
+    __device__ static unsigned offset(int j, int c)
     {
-        return 4u * (unsigned)(stage * BK * PITCH + copy_dk(c) * PITCH + copy_dx(j));
+        return 4u * (unsigned)(copy_dk(c) * PITCH + copy_dx(j));
     }
 
     __device__ const float *source(int j, int c) const
@@ -204,21 +205,22 @@ struct AsyncTileLoader {
                 const bool live = thread_k() + copy_dk(c) >= shift;
                 const float *src = live ? source(j, c) : base;
                 if (WIDE)
-                    cp_async16(dst + offset(j, c, 0), src, live ? bytes : 0);
+                    cp_async16(dst + offset(j, c), src, live ? bytes : 0);
                 else
-                    cp_async4(dst + offset(j, c, 0), src, live ? 4 : 0);
+                    cp_async4(dst + offset(j, c), src, live ? 4 : 0);
             }
             next[j] += step;
         }
     }
 
     /*
-     * The copies of a full slice due at k-step kk (of BK), into ring stage
-     * `stage`; advance() then moves to the next slice. SPREAD: a slice's copies
-     * go out over the k-steps of the one before rather than in one burst.
+     * The copies of a full slice due at k-step kk (of BK), into the ring stage
+     * whose first copy for this thread is at shared address stage_dst;
+     * advance() then moves to the next slice. SPREAD: a slice's copies go out
+     * over the k-steps of the one before rather than in one burst.
      */
     template <bool SPREAD>
-    __device__ void load_part(int stage, int kk)
+    __device__ void load_part(unsigned stage_dst, int kk)
     {
         constexpr int TOTAL = POINTERS * COPIES;
 #pragma unroll
@@ -227,24 +229,33 @@ struct AsyncTileLoader {
             if (due != kk)
                 continue;
             const int j = q / COPIES, c = q % COPIES;
+            /* m-contiguous: the copies walk down the slice's rows (an add, not a 64-bit multiply each). */
+            const float *src = K_CONTIGUOUS ? source(j, c) : next[0];
             if (WIDE)
-                cp_async16(dst + offset(j, c, stage), source(j, c), bytes);
+                cp_async16(stage_dst + offset(j, c), src, bytes);
             else
-                cp_async4(dst + offset(j, c, stage), source(j, c), 4);
+                cp_async4(stage_dst + offset(j, c), src, 4);
+            if (!K_CONTIGUOUS)
+                next[0] += row_step;
         }
     }
 
+    /* To the next slice; an m-contiguous loader got there by walking its rows. */
     __device__ void advance()
     {
 #pragma unroll
         for (int j = 0; j < POINTERS; j++)
-            next[j] += step;
+            if (K_CONTIGUOUS)
+                next[j] += step;
     }
+
+    /* Bytes of shared memory between ring stages. */
+    static constexpr unsigned STAGE_BYTES = 4u * BK * PITCH;
 
     /* A full slice into ring stage `stage` at once (the prologue). */
     __device__ void load(int stage)
     {
-        load_part<false>(stage, 0);
+        load_part<false>(dst + stage * STAGE_BYTES, 0);
         advance();
     }
 };
@@ -274,11 +285,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
     const int64_t i0 = (int64_t)blockIdx.x * BM, j0 = (int64_t)blockIdx.y * BN;
 
     float acc[S::TM][S::TN] = {};
-    float a[2][S::TM], b[2][S::TN]; /* fragments of k-steps kk (in use) and kk+1 (loading) */
-    const auto load_step = [&](int buf, int stage, int kk) {
-        load_fragments<S>(As + (stage * BK + kk) * A_PITCH + row, Bs + (stage * BK + kk) * B_PITCH + col,
-                          a[buf], b[buf]);
-    };
+    /* a: fragments of k-steps kk (in use) and kk+1 (loading); b: one k-step's, replaced as they are used */
+    float a[2][S::TM], b[S::TN];
 
     const int k_tiles = (int)(((int64_t)k + BK - 1) / BK);
     if (k_tiles > 0) {
@@ -305,7 +313,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
         /* Groups committed: STAGES-1; slice 0 is the oldest. */
         cp_async_wait<STAGES - 2>();
         __syncthreads();
-        load_step(0, 0, 0);
+        load_fragments<S>(As + row, Bs + col, a[0], b);
 
         /*
          * Spread the refills where an operand is stored along k, whose many 4-byte
@@ -315,7 +323,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
          * the 8x8-per-thread tiles (several blocks per SM), which stay unspread.
          */
         constexpr bool spread = S::SPREAD && (TA || !TB);
-        int read_stage = 0, write_stage = STAGES - 1;
+        /*
+         * The stage being refilled, as this thread's first shared address in it:
+         * carried from slice to slice rather than recomputed from a stage index,
+         * which ptxas otherwise redoes with an IMAD (an FMA-pipe slot) per copy.
+         */
+        constexpr unsigned A_RING = STAGES * decltype(a_tile)::STAGE_BYTES;
+        unsigned a_write = a_tile.dst + (STAGES - 1) * decltype(a_tile)::STAGE_BYTES;
+        unsigned b_write = b_tile.dst + (STAGES - 1) * decltype(b_tile)::STAGE_BYTES;
+        int read_stage = 0;
         for (int t = 0; t < k_tiles; t++) {
             /*
              * This iteration refills the stage of slice t-1 with slice t+STAGES-1: every
@@ -326,8 +342,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
             const bool refill = t + STAGES - 1 < k_tiles;
             const auto refill_part = [&](int kk) {
                 if (refill) {
-                    a_tile.template load_part<spread>(write_stage, kk);
-                    b_tile.template load_part<spread>(write_stage, kk);
+                    a_tile.template load_part<spread>(a_write, kk);
+                    b_tile.template load_part<spread>(b_write, kk);
                 }
                 if (kk == (spread ? BK - 1 : 0)) {
                     if (refill) {
@@ -335,31 +351,41 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
                         b_tile.advance();
                     }
                     cp_async_commit();
-                    write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
+                    a_write += decltype(a_tile)::STAGE_BYTES;
+                    b_write += decltype(b_tile)::STAGE_BYTES;
+                    if (a_write == a_tile.dst + A_RING) {
+                        a_write = a_tile.dst;
+                        b_write = b_tile.dst;
+                    }
                 }
             };
 #pragma unroll
             for (int kk = 0; kk < BK; kk++) {
                 if (spread) /* before the wait below, which at kk = BK-1 needs this slice's commit */
                     refill_part(kk);
-                if (kk < BK - 1) {
-                    load_step((kk + 1) % 2, read_stage, kk + 1);
-                } else if (t + 1 < k_tiles) {
-                    /*
-                     * Groups committed so far: STAGES+t, group g holding slice g. Leaving
-                     * STAGES-2 in flight means slices up to t+1 have landed for this thread;
-                     * the barrier makes every thread's copies visible, and it also marks
-                     * that every warp has read all of slice t (its last fragments were
-                     * loaded one step earlier), so the next iteration may refill its stage.
-                     */
-                    cp_async_wait<STAGES - 2>();
-                    __syncthreads();
-                    read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
-                    load_step(0, read_stage, 0);
+                bool has_next = true;
+                int next_row = read_stage * BK + kk + 1; /* the ring row of k-step kk+1 */
+                if (kk == BK - 1) {
+                    if (t + 1 < k_tiles) {
+                        /*
+                         * Groups committed so far: STAGES+t, group g holding slice g. Leaving
+                         * STAGES-2 in flight means slices up to t+1 have landed for this thread;
+                         * the barrier makes every thread's copies visible, and it also marks
+                         * that every warp has read all of slice t (its last fragments were
+                         * loaded during the k-step before), so the next iteration may refill its stage.
+                         */
+                        cp_async_wait<STAGES - 2>();
+                        __syncthreads();
+                        read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
+                        next_row = read_stage * BK;
+                    } else {
+                        has_next = false;
+                    }
                 }
                 if (!spread)
                     refill_part(kk);
-                outer_product<S>(acc, a[kk % 2], b[kk % 2]);
+                outer_product_loading_next<S>(acc, a[kk % 2], a[(kk + 1) % 2], b, has_next,
+                                              As + next_row * A_PITCH + row, Bs + next_row * B_PITCH + col);
             }
         }
         /* Only empty groups can remain; drain them so no copy outlives the block. */
@@ -414,7 +440,7 @@ struct Multistage {
  * heuristic assumes for them (TFLOP/s, by which operands are stored along k:
  * neither, B, A, both). Registers set the blocks per SM: 8x8 per thread fits
  * 128 registers, so two 256-thread or four 128-thread blocks share an SM;
- * 8x16 per thread needs about 240, so one block of 8 warps, each with twice
+ * 8x16 per thread needs 210-240, so one block of 8 warps, each with twice
  * the independent FMAs per fragment load. That is cuBLAS's own choice on the
  * H100 for large calls (256x128x8, 3 stages, 8 warps of 64x64); here it runs
  * best with 16- or 32-deep slices, which cut the barriers and the loop's
@@ -425,8 +451,8 @@ struct Multistage {
  * block, inside an sm_80/sm_90 SM at that occupancy; 256x128x32 takes 150 KB,
  * more than sm_86/sm_89 allow a block, where the plan leaves it out. The rates
  * are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
- * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md); 0: not
- * measured there, never chosen.
+ * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
+ * 0: not measured there, never chosen.
  */
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,
@@ -440,12 +466,12 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
 
 const ShapeEntry shapes[] = {
     /* Unaligned, its 4-byte copies (32 per thread per slice) ran 4097x4095x4099 at 0.81 of cuBLAS. */
-    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true>>("256x128x32", 48.8, 49.1, 45.7, 0.0, true),
-    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>("256x128x16", 48.3, 47.9, 42.6, 40.4),
-    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>("128x256x16", 48.9, 42.5, 49.0, 40.2),
-    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>("128x128x8", 45.9, 45.4, 45.6, 41.0),
-    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 45.3, 43.2, 34.0, 31.2),
-    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>("64x64x8", 42.0, 36.1, 36.0, 29.7),
+    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true>>("256x128x32", 47.7, 50.4, 47.6, 44.5, true),
+    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>("256x128x16", 47.5, 49.1, 45.5, 42.7),
+    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>("128x256x16", 48.3, 45.9, 48.9, 42.7),
+    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>("128x128x8", 46.4, 45.0, 44.9, 42.2),
+    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 44.6, 42.8, 34.9, 31.2),
+    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>("64x64x8", 41.7, 36.0, 36.2, 29.5),
 };
 } // namespace
 
