@@ -448,9 +448,9 @@ struct Multistage {
  * with 8x8). The operand stored along k is best in the narrower side of the tile
  * (its copies are the transposing 4-byte ones): 256x128 when it is B, 128x256
  * when it is A. Shared memory (STAGES slices of both tiles) is 17-75 KB per
- * block, inside an sm_80/sm_90 SM at that occupancy; 256x128x32 takes 150 KB,
- * more than sm_86/sm_89 allow a block, where the plan leaves it out. The rates
- * are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
+ * block, inside an sm_80/sm_90 SM at that occupancy; 256x128x32 and 128x256x32
+ * take 150 KB, more than sm_86/sm_89 allow a block, where the plan leaves them
+ * out. The rates are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
  * 0: not measured there, never chosen.
  */
@@ -468,6 +468,8 @@ const ShapeEntry shapes[] = {
     /* Unaligned, its 4-byte copies (32 per thread per slice) ran 4097x4095x4099 at 0.81 of cuBLAS. */
     entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true>>("256x128x32", 47.7, 50.4, 47.6, 44.5, true),
     entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>("256x128x16", 47.5, 49.1, 45.5, 42.7),
+    /* Measured with A along k only (row TT): 51.0 against 48.9 for 128x256x16. */
+    entry<StagedShape<128, 256, 32, 64, 64, 3, 1, true>>("128x256x32", 0.0, 47.3, 51.0, 0.0, true),
     entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>("128x256x16", 48.3, 45.9, 48.9, 42.7),
     entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>("128x128x8", 46.4, 45.0, 44.9, 42.2),
     entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 44.6, 42.8, 34.9, 31.2),
