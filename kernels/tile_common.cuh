@@ -39,6 +39,13 @@ __device__ __forceinline__ int fragment_col(int tid)
     return (warp / (S::BM / S::WM)) * S::WN + (lane / 8) * 4;
 }
 
+/* Four consecutive fragment values from one float4 in shared memory. */
+__device__ __forceinline__ void load4(float *dst, const float *src)
+{
+    const float4 v = *reinterpret_cast<const float4 *>(src);
+    dst[0] = v.x, dst[1] = v.y, dst[2] = v.z, dst[3] = v.w;
+}
+
 /*
  * One k-step's fragments from the shared tiles: a_row and b_row point at this
  * thread's first fragment in k-row kk (fragment_row, fragment_col); every read
@@ -49,15 +56,11 @@ __device__ __forceinline__ void load_fragments(const float *a_row, const float *
                                                float (&b)[S::TN])
 {
 #pragma unroll
-    for (int f = 0; f < S::FM; f++) {
-        const float4 v = *reinterpret_cast<const float4 *>(a_row + 32 * f);
-        a[4 * f + 0] = v.x, a[4 * f + 1] = v.y, a[4 * f + 2] = v.z, a[4 * f + 3] = v.w;
-    }
+    for (int f = 0; f < S::FM; f++)
+        load4(&a[4 * f], a_row + 32 * f);
 #pragma unroll
-    for (int g = 0; g < S::FN; g++) {
-        const float4 v = *reinterpret_cast<const float4 *>(b_row + 16 * g);
-        b[4 * g + 0] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
-    }
+    for (int g = 0; g < S::FN; g++)
+        load4(&b[4 * g], b_row + 16 * g);
 }
 
 /* acc += a * b^T: TM*TN FMAs for one k-step. */
@@ -94,12 +97,9 @@ __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S
                 acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         if (!has_next)
             continue;
-        const float4 v = *reinterpret_cast<const float4 *>(b_row + 16 * g);
-        b[4 * g + 0] = v.x, b[4 * g + 1] = v.y, b[4 * g + 2] = v.z, b[4 * g + 3] = v.w;
-        if (g < S::FM) {
-            const float4 w = *reinterpret_cast<const float4 *>(a_row + 32 * g);
-            a_next[4 * g + 0] = w.x, a_next[4 * g + 1] = w.y, a_next[4 * g + 2] = w.z, a_next[4 * g + 3] = w.w;
-        }
+        load4(&b[4 * g], b_row + 16 * g);
+        if (g < S::FM)
+            load4(&a_next[4 * g], a_row + 32 * g);
     }
 }
 
