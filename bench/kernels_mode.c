@@ -1,7 +1,9 @@
 /*
  * --kernels: every rung of the ladder and cuBLAS, on device memory.
  * --tune: the same with the tile shapes behind the regtile and multistage rungs
- * instead of the ladder, named "reg 256x128x8", "multi 128x128x16", ...
+ * instead of the ladder, named "reg 256x128x8", "multi 128x128x16", ..., then
+ * the multistage shapes again with their stream-K tails, "sk 256x128x32", ...
+ * (the same launch as "multi" where the call leaves no part-filled last wave).
  */
 #include <math.h>
 #include <stdio.h>
@@ -39,6 +41,7 @@ typedef struct kernels_run {
     cublasHandle_t cublas;
     int tune;          /* variants are tile shapes, not the ladder's rungs */
     int regtile_shapes; /* --tune: variants 0..regtile_shapes-1 are regtile's, then multistage's */
+    int multistage_shapes; /* --tune: each twice, without and then with a stream-K tail */
     int cublas_id;     /* variants 0..cublas_id-1 are ours; cublas_id is cuBLAS */
     int variant;
     tb_gemm_args args; /* the column-major problem, device pointers */
@@ -65,8 +68,11 @@ static void variant_name(const kernels_run *r, int variant, char *name, size_t s
         snprintf(name, size, "%s", tb_kernel_name((tb_kernel_id)variant));
     else if (variant < r->regtile_shapes)
         snprintf(name, size, "reg %s", tb_regtile_shape_name(variant));
-    else
+    else if (variant < r->regtile_shapes + r->multistage_shapes)
         snprintf(name, size, "multi %s", tb_multistage_shape_name(variant - r->regtile_shapes));
+    else
+        snprintf(name, size, "sk %s",
+                 tb_multistage_shape_name(variant - r->regtile_shapes - r->multistage_shapes));
 }
 
 static cublasOperation_t cublas_op(int trans)
@@ -95,8 +101,11 @@ static int launch(kernels_run *r)
         err = tb_kernel_launch((tb_kernel_id)r->variant, g, r->stream);
     else if (r->variant < r->regtile_shapes)
         err = tb_launch_regtile_shape(r->variant, g, r->stream);
-    else
+    else if (r->variant < r->regtile_shapes + r->multistage_shapes)
         err = tb_launch_multistage_shape(r->variant - r->regtile_shapes, g, r->stream);
+    else
+        err = tb_launch_multistage_shape_tail(r->variant - r->regtile_shapes - r->multistage_shapes, g,
+                                              r->stream);
     if (err != cudaSuccess) {
         snprintf(r->error, sizeof r->error, "launch: %s", cudaGetErrorString(err));
         return -1;
@@ -188,9 +197,12 @@ static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *b
     }
     if (!row->failed)
         snprintf(row->status, sizeof row->status, "ok");
-    fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s\n",
+    char plan[128] = "";
+    if (!r->tune && variant < r->cublas_id)
+        tb_kernel_describe_plan((tb_kernel_id)variant, &r->args, plan, sizeof plan);
+    fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s%s%s\n",
             bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
-            row->status);
+            row->status, plan[0] ? ", plan: " : "", plan);
 }
 
 static float *upload_random(float *host, size_t n, uint64_t seed)
@@ -225,6 +237,10 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
         const tb_gemm_args g = bench_colmajor(&bc, d.a, d.b, d.c);
         for (int id = 0; id < TB_KERNEL_COUNT; id++) {
             const int64_t need = tb_kernel_workspace_floats((tb_kernel_id)id, &g);
+            d.workspace_floats = need > d.workspace_floats ? need : d.workspace_floats;
+        }
+        for (int shape = 0; r->tune && shape < r->multistage_shapes; shape++) {
+            const int64_t need = tb_multistage_shape_tail_workspace_floats(shape, &g);
             d.workspace_floats = need > d.workspace_floats ? need : d.workspace_floats;
         }
     }
@@ -265,7 +281,8 @@ int bench_kernels(const bench_opts *o, bench_table *t)
     int version, status = 0;
 
     r.regtile_shapes = tb_regtile_shape_count();
-    r.cublas_id = r.tune ? r.regtile_shapes + tb_multistage_shape_count() : TB_KERNEL_COUNT;
+    r.multistage_shapes = tb_multistage_shape_count();
+    r.cublas_id = r.tune ? r.regtile_shapes + 2 * r.multistage_shapes : TB_KERNEL_COUNT;
     CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&r.start));
     CUDA_CHECK(cudaEventCreate(&r.stop));

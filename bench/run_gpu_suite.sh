@@ -131,6 +131,8 @@ fi
 if want shapes; then
     bench kernel-shapes 150 -- --kernels \
         --sizes 1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
+    # Grids whose last wave of large tiles is mostly empty on 132 SMs: stream-K tails.
+    bench kernel-tails 90 -- --kernels --sizes 3072,5120,2304x2304x1029
     bench kernel-trans-row 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout row
     bench kernel-trans-col 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
 fi
@@ -149,6 +151,9 @@ if want sanitize; then
         "$BENCH" --kernels --sizes 1021x1027x1023,2045x2043x2047 --trans NT,TN --layout row --reps 1
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
+    # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
+    step memcheck-stream-k 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BENCH" --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile multistage best; do
         step "memcheck-$kernel" 60 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel \
             compute-sanitizer --tool memcheck --error-exitcode 9 \
@@ -164,7 +169,7 @@ fi
 # One CSV: the step's name, then the benchmark's columns.
 first=1
 for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
-    policy-auto policy-gpu policy-large-auto policy-large-gpu kernel-shapes kernel-trans-row kernel-trans-col tune; do
+    policy-auto policy-gpu policy-large-auto policy-large-gpu kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"

@@ -16,6 +16,7 @@
  * pass, and takes the fastest: small calls keep regtile.
  */
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kernels.h"
 
@@ -107,4 +108,16 @@ int64_t tb_best_workspace_floats(const tb_gemm_args *args)
         return tb_kernel_workspace_floats(p.kernel, args);
     const tb_gemm_args r = restored(args, p.restore, NULL);
     return p.restore_floats + tb_multistage_workspace_floats(&r);
+}
+
+/* The rung that runs, on what, and its plan: "A re-stored, multistage 256x128x32", ... */
+void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size)
+{
+    const best_plan p = plan(args);
+    const tb_kernel_id kernel = p.restore == KEEP ? p.kernel : TB_KERNEL_MULTISTAGE;
+    const tb_gemm_args r = p.restore == KEEP ? *args : restored(args, p.restore, NULL);
+    const char *restore = p.restore == KEEP ? "" : p.restore == RESTORE_A ? "A re-stored, " : "B re-stored, ";
+    const int used = snprintf(text, size, "%s%s ", restore, tb_kernel_name(kernel));
+    if (used >= 0 && (size_t)used < size)
+        tb_kernel_describe_plan(kernel, &r, text + used, size - (size_t)used);
 }

@@ -57,6 +57,8 @@ int tb_kernel_from_name(const char *name);
 cudaError_t tb_kernel_launch(tb_kernel_id id, const tb_gemm_args *args, cudaStream_t stream);
 /* Scratch floats variant `id` would use for this call; it runs without (slower) if given less. */
 int64_t tb_kernel_workspace_floats(tb_kernel_id id, const tb_gemm_args *args);
+/* How variant `id` plans to run this call, in words (tile shape, split or stream-K tail); "" if it has no plan. */
+void tb_kernel_describe_plan(tb_kernel_id id, const tb_gemm_args *args, char *text, size_t size);
 
 /* One launcher per file of the ladder. */
 cudaError_t tb_launch_naive(const tb_gemm_args *args, cudaStream_t stream);
@@ -66,10 +68,13 @@ cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream);
 int64_t tb_best_workspace_floats(const tb_gemm_args *args);
+void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 
 /* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */
 double tb_regtile_predicted_seconds(const tb_gemm_args *args);
 double tb_multistage_predicted_seconds(const tb_gemm_args *args);
+void tb_regtile_describe_plan(const tb_gemm_args *args, char *text, size_t size);
+void tb_multistage_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 
 /* The tile shapes behind TB_KERNEL_REGTILE, one by one, for the tuning benchmark. */
 int tb_regtile_shape_count(void);
@@ -82,6 +87,9 @@ int tb_multistage_shape_count(void);
 int64_t tb_multistage_workspace_floats(const tb_gemm_args *args);
 const char *tb_multistage_shape_name(int shape);
 cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cudaStream_t stream);
+/* The same with the shape's stream-K tail for this call where it has one, and the scratch that needs. */
+cudaError_t tb_launch_multistage_shape_tail(int shape, const tb_gemm_args *args, cudaStream_t stream);
+int64_t tb_multistage_shape_tail_workspace_floats(int shape, const tb_gemm_args *args);
 
 /* dst (cols x rows, leading dimension ld_dst) = src^T for column-major src (rows x cols); transpose.cu. */
 cudaError_t tb_launch_transpose(const float *src, int64_t rows, int64_t cols, int64_t ld_src, float *dst,

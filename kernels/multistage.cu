@@ -29,6 +29,7 @@
  * When C is too small to fill the GPU and K is long, K is split across blocks
  * (grid.z) and a second pass sums the slices, as in regtile (tile_common.cuh).
  */
+#include "stream_k.cuh"
 #include "tile_common.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
@@ -267,7 +268,8 @@ constexpr int smem_bytes()
 }
 
 template <typename S, bool TA, bool TB, bool VEC>
-__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb_gemm_args p)
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
+    sgemm_multistage(tb_gemm_args p, const __grid_constant__ StreamKTail tail)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK, STAGES = S::STAGES;
     constexpr int A_PITCH = BM + PAD, B_PITCH = BN + PAD;
@@ -275,14 +277,18 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
     float *const As = reinterpret_cast<float *>(smem4); /* [STAGES][BK][A_PITCH] */
     float *const Bs = As + STAGES * BK * A_PITCH;       /* [STAGES][BK][B_PITCH] */
 
-    int64_t k_begin, k_len;
-    k_slice<BK>(p, k_begin, k_len);
+    int64_t i0, j0, k_begin, k_len;
+    if (!tail.tiles) {
+        i0 = (int64_t)blockIdx.x * BM, j0 = (int64_t)blockIdx.y * BN;
+        k_slice<BK>(p, k_begin, k_len);
+    } else if (!stream_k_block<BM, BN, BK>(p, tail, i0, j0, k_begin, k_len)) {
+        return;
+    }
     /* Dimensions fit an int (BLAS LP64); only address offsets need 64 bits. */
     const int m = (int)p.m, n = (int)p.n, k = (int)k_len;
     const int tid = threadIdx.x;
     /* This thread's fragments start at rows row + 32f and columns col + 16g. */
     const int row = fragment_row<S>(tid), col = fragment_col<S>(tid);
-    const int64_t i0 = (int64_t)blockIdx.x * BM, j0 = (int64_t)blockIdx.y * BN;
 
     float acc[S::TM][S::TN] = {};
     /* a: fragments of k-steps kk (in use) and kk+1 (loading); b: one k-step's, replaced as they are used */
@@ -394,43 +400,81 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS) sgemm_multistage(tb
 
     const tb_gemm_args out = split_output(p);
     float *c_tile = out.c + i0 + j0 * out.ldc;
+    /* Rows 4f..4f+3 of the thread's column j: fragment row f, fragment column j / 4. */
+    const auto store = [&](int f, int j, const float sums[4]) {
+        const int cj = col + 16 * (j / 4) + j % 4;
+        store4<VEC>(out, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), sums);
+    };
+    if (tail.tiles && !stream_k_finish<S>(p, tail, acc, store))
+        return;
 #pragma unroll
     for (int j = 0; j < S::TN; j++) {
-        const int cj = col + 16 * (j / 4) + j % 4;
 #pragma unroll
         for (int f = 0; f < S::FM; f++) {
             const float sums[4] = {acc[4 * f][j], acc[4 * f + 1][j], acc[4 * f + 2][j], acc[4 * f + 3][j]};
-            store4<VEC>(out, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), sums);
+            store(f, j, sums);
         }
     }
 }
 
-/* Launches tile shape S for a transpose pair, in `splits` slices of K (1: no split). */
+/*
+ * Launches tile shape S for a transpose pair, in `splits` slices of K (1: no
+ * split); or with a stream-K tail (stream_k.cuh), where the workspace has room.
+ */
 template <typename S>
 struct Multistage {
-    template <bool TA, bool TB>
-    struct Launch {
-        template <bool VEC>
-        static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits)
-        {
-            constexpr int bytes = smem_bytes<S>();
-            const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
-            /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
-            if (bytes > 48 * 1024) {
-                const cudaError_t status =
-                    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    template <bool TA, bool TB, bool VEC>
+    static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits, bool with_tail)
+    {
+        constexpr int bytes = smem_bytes<S>();
+        const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
+        /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
+        if (bytes > 48 * 1024) {
+            const cudaError_t status =
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+            if (status != cudaSuccess)
+                return status;
+        }
+        if (with_tail) {
+            const unsigned tiles_m = blocks_for(args->m, S::BM);
+            StreamKTail tail = stream_k_layout(tiles_m, blocks_for(args->n, S::BN), sm_count() * S::MIN_BLOCKS,
+                                               blocks_for(args->k, S::BK));
+            tb_gemm_args p = *args;
+            if (tail.tiles && stream_k_scratch(&p, tail, S::BM, S::BN)) {
+                stream_k_order(tail);
+                const cudaError_t status = cudaMemsetAsync(stream_k_arrivals(p.workspace, tail, S::BM, S::BN), 0,
+                                                           tail.tiles * sizeof(int), stream);
                 if (status != cudaSuccess)
                     return status;
+                kernel<<<stream_k_grid(tail, tiles_m), S::THREADS, bytes, stream>>>(p, tail);
+                return cudaGetLastError();
             }
-            return launch_tiles<TB>(args, S::BM, S::BN, splits, stream, [&](const tb_gemm_args &p, dim3 grid) {
-                kernel<<<grid, S::THREADS, bytes, stream>>>(p);
-            });
         }
+        const StreamKTail no_tail = {};
+        return launch_tiles<TB>(args, S::BM, S::BN, splits, stream, [&](const tb_gemm_args &p, dim3 grid) {
+            kernel<<<grid, S::THREADS, bytes, stream>>>(p, no_tail);
+        });
+    }
+
+    /* The same test gates the 16-byte cp.async copies. */
+    template <bool TA, bool TB>
+    static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits, bool with_tail)
+    {
+        return vector_friendly(args, splits) ? launch<TA, TB, true>(args, stream, splits, with_tail)
+                                             : launch<TA, TB, false>(args, stream, splits, with_tail);
+    }
+    template <bool TA, bool TB>
+    struct Split {
         static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
-            /* The same test gates the 16-byte cp.async copies. */
-            return vector_friendly(args, splits) ? launch<true>(args, stream, splits)
-                                                 : launch<false>(args, stream, splits);
+            return Multistage::run<TA, TB>(args, stream, splits, false);
+        }
+    };
+    template <bool TA, bool TB>
+    struct Tail {
+        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
+        {
+            return Multistage::run<TA, TB>(args, stream, 1, true);
         }
     };
 };
@@ -459,9 +503,10 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
                            bool aligned_only = false)
 {
     /* The 16- and 32-deep rings want 16 slices of K; the 8-deep ones are fine with less. */
-    return {name, S::BM, S::BN, S::MIN_BLOCKS, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0, aligned_only,
+    return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0, aligned_only,
             {none, b, a, both},
-            launch_for_trans<Multistage<S>::template Launch, int>};
+            launch_for_trans<Multistage<S>::template Split, int>,
+            launch_for_trans<Multistage<S>::template Tail>};
 }
 
 const ShapeEntry shapes[] = {
@@ -492,6 +537,16 @@ extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args 
     return launch_shape(shapes, shape, args, stream);
 }
 
+extern "C" cudaError_t tb_launch_multistage_shape_tail(int shape, const tb_gemm_args *args, cudaStream_t stream)
+{
+    return launch_shape_tail(shapes, shape, args, stream);
+}
+
+extern "C" int64_t tb_multistage_shape_tail_workspace_floats(int shape, const tb_gemm_args *args)
+{
+    return tail_workspace_floats(shapes, shape, args);
+}
+
 extern "C" int64_t tb_multistage_workspace_floats(const tb_gemm_args *args)
 {
     return planned_workspace_floats(shapes, args);
@@ -500,6 +555,11 @@ extern "C" int64_t tb_multistage_workspace_floats(const tb_gemm_args *args)
 extern "C" double tb_multistage_predicted_seconds(const tb_gemm_args *args)
 {
     return planned_seconds(shapes, args);
+}
+
+extern "C" void tb_multistage_describe_plan(const tb_gemm_args *args, char *text, size_t size)
+{
+    describe_plan(shapes, args, text, size);
 }
 
 extern "C" cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream)

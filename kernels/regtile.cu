@@ -197,8 +197,8 @@ struct Regtile {
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both)
 {
-    return {name, S::BM, S::BN, S::MIN_BLOCKS, 0, 0, false, {none, b, a, both},
-            launch_for_trans<Regtile<S>::template Launch, int>};
+    return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, 0, 0, false, {none, b, a, both},
+            launch_for_trans<Regtile<S>::template Launch, int>, nullptr};
 }
 
 const ShapeEntry shapes[] = {
@@ -233,6 +233,11 @@ extern "C" int64_t tb_regtile_workspace_floats(const tb_gemm_args *args)
 extern "C" double tb_regtile_predicted_seconds(const tb_gemm_args *args)
 {
     return planned_seconds(shapes, args);
+}
+
+extern "C" void tb_regtile_describe_plan(const tb_gemm_args *args, char *text, size_t size)
+{
+    describe_plan(shapes, args, text, size);
 }
 
 extern "C" cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream)

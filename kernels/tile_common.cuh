@@ -9,8 +9,10 @@
 #define TILEDBLAS_KERNELS_TILE_COMMON_CUH
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common.cuh"
+#include "stream_k.cuh"
 
 /* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int MIN_BLOCKS_>
@@ -174,24 +176,37 @@ static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
 
 /*
  * One row of a rung's table of tile shapes: the tile, how many blocks of it an
- * SM holds, what fastest_plan weighs, and the launcher (in `splits` slices of K).
+ * SM holds, what fastest_plan weighs, and the launchers: in `splits` slices of
+ * K, and with a stream-K tail (stream_k.cuh; NULL: the shape has none).
  */
 struct ShapeEntry {
     const char *name;
-    int bm, bn, blocks_per_sm;
+    int bm, bn, bk, blocks_per_sm;
     int smem;          /* dynamic shared memory per block: the GPU must allow it */
     int min_k;         /* K per block below which another shape is preferred (0: none) */
     bool aligned_only; /* measured with 16-byte copies only: not for unaligned operands */
     double rate[4];    /* TFLOP/s by along_k(); 0: not measured there, never chosen */
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
+    cudaError_t (*launch_tail)(const tb_gemm_args *args, cudaStream_t stream);
 };
 
-/* How a call is launched: a tile shape from the rung's table, slices of K (1: no split), and the predicted time. */
+/*
+ * How a call is launched: a tile shape from the rung's table, slices of K (1:
+ * no split) or a stream-K tail, and the predicted time.
+ */
 struct Plan {
     int shape;
     int splits;
+    bool tail;
     double seconds;
 };
+
+/* A shape's stream-K tail for a call; tiles == 0: none. */
+static inline StreamKTail planned_tail(const ShapeEntry &shape, const tb_gemm_args *args)
+{
+    return stream_k_layout(blocks_for(args->m, shape.bm), blocks_for(args->n, shape.bn),
+                           (int64_t)sm_count() * shape.blocks_per_sm, blocks_for(args->k, shape.bk));
+}
 
 /*
  * Which operands are stored along k, the index of a shape's rates: a tile
@@ -213,22 +228,32 @@ static inline int along_k(const tb_gemm_args *args)
  * in its last wave pays for the whole wave). Where C fills less than one
  * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
  * plane per slice) adds the second pass: the partial planes written and read
- * back, and C, at device memory speed. Ties go to the earlier shape and the
- * fewer slices.
+ * back, and C, at device memory speed. Past one wave, a stream-K tail replaces
+ * the last wave by its longest range of k-slices, plus TAIL_EXTRA_SLICES for
+ * the pieces' ring fill and partial tiles; but the tail starts when the slowest
+ * SM is done with its whole tiles, TAIL_LAG of their time after the fastest
+ * (a per-block trace on the H100: some SMs run a tile 4-5% slower). Without a
+ * tail those SMs simply take no tile of the last wave, so a tail pays only
+ * where that wave is mostly empty. Ties go to the earlier shape and the fewer
+ * slices, and to no tail.
  */
 template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
-    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16;
-    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6;
+    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4;
+    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6, TAIL_LAG = 0.05;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
     const bool aligned = vector_friendly(args);
     const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
-    Plan plan = {N - 1, 1, 0.0}; /* the last shape is the smallest, fit for any GPU */
+    Plan plan = {N - 1, 1, false, 0.0}; /* the last shape is the smallest, fit for any GPU */
     double best = -1.0;
+    const auto consider = [&](int shape, int splits, bool tail, double time) {
+        if (best < 0.0 || time < best)
+            best = time, plan = {shape, splits, tail, time};
+    };
     for (int pass = 0; pass < 2 && best < 0.0; pass++) { /* pass 1: K too short for every shape */
         for (int s = 0; s < N; s++) {
             if (shapes[s].smem > max_block_smem() || shapes[s].rate[storage] <= 0.0 ||
@@ -237,17 +262,23 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             const int64_t slots = sms * shapes[s].blocks_per_sm;
             const int64_t blocks = tiles(args, shapes[s].bm, shapes[s].bn);
             const double flops_per_k = 2.0 * (double)slots * shapes[s].bm * shapes[s].bn; /* a wave, one k */
+            const double seconds_per_k = flops_per_k / (shapes[s].rate[storage] * 1e12);
             const bool may_split = blocks < slots && blocks_for(args->n, shapes[s].bn) <= 65535;
             for (int64_t splits = 1; splits <= (may_split ? most_splits : 1); splits++) {
                 const int64_t waves = (blocks * splits + slots - 1) / slots;
                 const double k_slice = (double)((args->k + splits - 1) / splits);
                 if (pass == 0 && k_slice < shapes[s].min_k)
                     continue;
-                double time = (double)waves * flops_per_k * k_slice / (shapes[s].rate[storage] * 1e12);
+                double time = (double)waves * seconds_per_k * k_slice;
                 if (splits > 1)
                     time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
-                if (best < 0.0 || time < best)
-                    best = time, plan = {s, (int)splits, time};
+                consider(s, (int)splits, false, time);
+            }
+            const StreamKTail tail = shapes[s].launch_tail ? planned_tail(shapes[s], args) : StreamKTail{};
+            if (tail.tiles) {
+                const double tail_k = (double)(longest_range(tail) + TAIL_EXTRA_SLICES) * shapes[s].bk;
+                const double whole_waves = (double)(tail.dp_tiles / slots) * (1.0 + TAIL_LAG);
+                consider(s, 1, true, seconds_per_k * (whole_waves * args->k + tail_k));
             }
         }
     }
@@ -341,10 +372,31 @@ cudaError_t launch_shape(const ShapeEntry (&shapes)[N], int shape, const tb_gemm
     return args->m <= 0 || args->n <= 0 ? cudaSuccess : shapes[shape].launch(args, stream, 1);
 }
 
+/* A shape with its stream-K tail, for the tuning benchmark; unsplit as launch_shape where it has none. */
+template <int N>
+cudaError_t launch_shape_tail(const ShapeEntry (&shapes)[N], int shape, const tb_gemm_args *args,
+                              cudaStream_t stream)
+{
+    if (shape < 0 || shape >= N || !shapes[shape].launch_tail)
+        return launch_shape(shapes, shape, args, stream);
+    return args->m <= 0 || args->n <= 0 ? cudaSuccess : shapes[shape].launch_tail(args, stream);
+}
+
+/* A tail's scratch, with 3 floats more for aligning it to float4; 0 where the shape has none. */
+template <int N>
+int64_t tail_workspace_floats(const ShapeEntry (&shapes)[N], int shape, const tb_gemm_args *args)
+{
+    if (shape < 0 || shape >= N || !shapes[shape].launch_tail)
+        return 0;
+    const StreamKTail tail = planned_tail(shapes[shape], args);
+    return tail.tiles ? stream_k_workspace_floats(tail, shapes[shape].bm, shapes[shape].bn) + 3 : 0;
+}
+
 template <int N>
 int64_t planned_workspace_floats(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
-    return split_workspace_floats(args, fastest_plan(shapes, args).splits);
+    const Plan plan = fastest_plan(shapes, args);
+    return plan.tail ? tail_workspace_floats(shapes, plan.shape, args) : split_workspace_floats(args, plan.splits);
 }
 
 /* What the plan predicts, for choosing between rungs (best.c). */
@@ -354,12 +406,29 @@ double planned_seconds(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     return args->m <= 0 || args->n <= 0 ? 0.0 : fastest_plan(shapes, args).seconds;
 }
 
+/* The plan in words: the tile shape, then its slices of K or its stream-K tail. */
+template <int N>
+void describe_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args, char *text, size_t size)
+{
+    const Plan plan = fastest_plan(shapes, args);
+    const ShapeEntry &shape = shapes[plan.shape];
+    const StreamKTail tail = plan.tail ? planned_tail(shape, args) : StreamKTail{};
+    if (plan.tail)
+        snprintf(text, size, "%s, stream-K tail of %d tiles in %d ranges", shape.name, tail.tiles, tail.ranges);
+    else if (plan.splits > 1)
+        snprintf(text, size, "%s, K in %d slices", shape.name, plan.splits);
+    else
+        snprintf(text, size, "%s", shape.name);
+}
+
 template <int N>
 cudaError_t launch_planned(const ShapeEntry (&shapes)[N], const tb_gemm_args *args, cudaStream_t stream)
 {
     if (args->m <= 0 || args->n <= 0)
         return cudaSuccess;
     const Plan plan = fastest_plan(shapes, args);
+    if (plan.tail)
+        return shapes[plan.shape].launch_tail(args, stream);
     return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
 }
 

@@ -136,6 +136,27 @@ int main(void)
                     run_gpu_case(DEVICE_MEMORY, &gc, &rng);
                 }
 
+    /*
+     * Grids past one wave of large tiles, whose part-filled last wave runs as a
+     * stream-K tail on the H100 (bench_kernels_stream_k checks the plan): tiles cut
+     * in about two pieces (K = 1029, ragged) and about six (K = 4100).
+     */
+    static const struct {
+        int m, n, k;
+    } tail_shapes[] = {{2304, 2304, 1029}, {2176, 2176, 4100}};
+    for (size_t s = 0; s < sizeof tail_shapes / sizeof tail_shapes[0]; s++)
+        for (int li = 0; li < 2; li++)
+            for (int ai = 0; ai < 2; ai++)
+                for (int bi = 0; bi < 2; bi++) {
+                    const float *pair = scalar_pairs[(ai + bi + li + (int)s) % 2];
+                    tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = tb_transposes[ai],
+                                       .trans_b = tb_transposes[bi], .m = tail_shapes[s].m,
+                                       .n = tail_shapes[s].n, .k = tail_shapes[s].k,
+                                       .alpha = pair[0], .beta = pair[1]};
+                    tb_case_set_ld(&gc, 0, 0, 0);
+                    run_gpu_case(DEVICE_MEMORY, &gc, &rng);
+                }
+
     for (int li = 0; li < 2; li++) {
         tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = TB_TRANS, .trans_b = TB_NO_TRANS,
                            .m = 64, .n = 48, .k = 32, .alpha = 1.3f, .beta = 0.0f};
