@@ -11,16 +11,16 @@
  * per part (a piece), so that no block loops over tiles: a loop around the tile
  * loop cost 40 registers and spills (docs/PERFORMANCE.md, session 6).
  *
- * Order: the whole-tile blocks, then the longer part of every range, then the
- * shorter parts, longest first. Blocks start in index order as slots free, so
- * the slot whose first piece was shortest takes the longest shorter part, and
- * each slot ends up with about one range of work.
- *
- * When it pays (tile_common.cuh, fastest_plan): on the H100 some SMs run a
- * tile 4-5% slower than others, so the slowest finish their whole tiles late,
- * and without a tail they simply take no tile of a part-filled last wave. The
- * tail gains where that wave is mostly empty (3072^3: 1.24x, 5120^3: 1.05-1.10x
- * over whole tiles alone) and loses where it is mostly full (4096^3: 0.97x).
+ * Order: the whole-tile blocks, then every piece of the tail, longest first.
+ * Blocks start in index order on whichever slot frees first, so this is
+ * longest-processing-time-first list scheduling: the slot whose first piece
+ * was shortest takes the longest piece left (about the rest of its range),
+ * and slots that finished their whole tiles late get the short pieces. That
+ * matters because SMs differ: on the H100 8 of the 132 run a tile 5% slower
+ * (a per-block trace), so after W waves of whole tiles they lag by 5% of W
+ * tiles. Giving each slot the parts of its own range instead (longer parts
+ * first in range order) left the slow SMs a long piece at the end: 4096^3 ran
+ * 3.5% slower than without a tail.
  *
  * A tile cut into several pieces is summed by its last piece to finish: every
  * piece writes its partial tile to the workspace and counts itself in; the one
@@ -46,8 +46,8 @@ struct StreamKTail {
     int tiles;        /* the tiles after them, shared out by k-slices */
     int slices;       /* k-slices of BK per tile */
     int ranges;       /* equal ranges of the tail's tiles * slices k-slices */
-    int crossing;     /* ranges that cross a tile boundary: the shorter parts */
-    unsigned short shorter_parts[STREAM_K_MAX_RANGES]; /* their ranges, longest shorter part first */
+    int crossing;     /* ranges that cross a tile boundary, in two pieces */
+    unsigned short pieces[2 * STREAM_K_MAX_RANGES]; /* 2 * range + part (0: first), longest first */
 };
 
 /* Where range g starts among the tail's k-slices; range_start(t, t.ranges) is their count. */
@@ -62,7 +62,7 @@ __host__ __device__ inline int range_of(const StreamKTail &t, int64_t x)
     return (int)(((x + 1) * t.ranges - 1) / ((int64_t)t.tiles * t.slices));
 }
 
-/* Blocks the tail adds to the grid: every range's first (or only) piece, then the shorter parts. */
+/* Blocks the tail adds to the grid: a piece per range, two for a range that crosses a tile boundary. */
 __host__ __device__ inline int64_t tail_blocks(const StreamKTail &t)
 {
     return t.tiles ? t.ranges + t.crossing : 0;
@@ -72,7 +72,7 @@ __host__ __device__ inline int64_t tail_blocks(const StreamKTail &t)
  * The tail for a grid of tiles_m x tiles_n tiles over `slots` block slots, K
  * in `slices` k-slices; tiles == 0 where it cannot gain: no whole wave before
  * it, a last wave already full, too few k-slices to share out. Counts only:
- * stream_k_order fills in the order of the shorter parts.
+ * stream_k_order fills in the pieces' order.
  */
 inline StreamKTail stream_k_layout(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slices)
 {
@@ -103,21 +103,39 @@ inline int64_t longest_range(const StreamKTail &t)
     return ((int64_t)t.tiles * t.slices + t.ranges - 1) / t.ranges;
 }
 
-/* Lists the ranges that cross a tile boundary by the length of their shorter part, longest first. */
+/* Where a range's part (0: the first or only one, 1: after the tile boundary) starts and ends. */
+__host__ __device__ inline void range_part(const StreamKTail &t, int g, int part, int64_t &start, int64_t &end)
+{
+    start = range_start(t, g);
+    end = range_start(t, g + 1);
+    const int64_t boundary = (start / t.slices + 1) * t.slices;
+    if (end > boundary) {
+        if (part == 0)
+            end = boundary;
+        else
+            start = boundary;
+    }
+}
+
+/* Lists the tail's pieces longest first (ties in k order). */
 inline void stream_k_order(StreamKTail &t)
 {
-    int64_t shorter[STREAM_K_MAX_RANGES];
+    int n = 0;
     t.crossing = 0;
     for (int g = 0; g < t.ranges; g++) {
         const int64_t start = range_start(t, g), end = range_start(t, g + 1);
-        const int64_t boundary = (start / t.slices + 1) * t.slices;
-        if (end > boundary) {
-            shorter[g] = std::min(boundary - start, end - boundary);
-            t.shorter_parts[t.crossing++] = (unsigned short)g;
-        }
+        const bool crosses = end > (start / t.slices + 1) * t.slices;
+        t.crossing += crosses;
+        for (int part = 0; part <= (int)crosses; part++)
+            t.pieces[n++] = (unsigned short)(2 * g + part);
     }
-    std::stable_sort(t.shorter_parts, t.shorter_parts + t.crossing,
-                     [&](unsigned short x, unsigned short y) { return shorter[x] > shorter[y]; });
+    const auto length = [&](unsigned short code) {
+        int64_t start, end;
+        range_part(t, code / 2, code % 2, start, end);
+        return end - start;
+    };
+    std::stable_sort(t.pieces, t.pieces + n,
+                     [&](unsigned short x, unsigned short y) { return length(x) > length(y); });
 }
 
 /* Scratch floats of a tail: two partial tiles per range (its parts), then a counter per tile. */
@@ -145,17 +163,9 @@ struct StreamKPiece {
 /* Piece `piece` (0-based after the whole tiles) of the tail. */
 __host__ __device__ inline StreamKPiece stream_k_piece(const StreamKTail &t, int64_t piece)
 {
-    const bool shorter = piece >= t.ranges;
-    const int g = shorter ? t.shorter_parts[piece - t.ranges] : (int)piece;
-    int64_t start = range_start(t, g), end = range_start(t, g + 1);
-    const int64_t boundary = (start / t.slices + 1) * t.slices;
-    if (end > boundary) {
-        const bool first_part_longer = boundary - start >= end - boundary;
-        if (first_part_longer != shorter)
-            end = boundary;
-        else
-            start = boundary;
-    }
+    const int g = t.pieces[piece] / 2;
+    int64_t start, end;
+    range_part(t, g, t.pieces[piece] % 2, start, end);
     StreamKPiece p;
     p.tile = (int)(start / t.slices);
     const int64_t tile_start = (int64_t)p.tile * t.slices;

@@ -230,19 +230,15 @@ static inline int along_k(const tb_gemm_args *args)
  * plane per slice) adds the second pass: the partial planes written and read
  * back, and C, at device memory speed. Past one wave, a stream-K tail replaces
  * the last wave by its longest range of k-slices, plus TAIL_EXTRA_SLICES for
- * the pieces' ring fill and partial tiles; but the tail starts when the slowest
- * SM is done with its whole tiles, TAIL_LAG of their time after the fastest
- * (a per-block trace on the H100: some SMs run a tile 4-5% slower). Without a
- * tail those SMs simply take no tile of the last wave, so a tail pays only
- * where that wave is mostly empty. Ties go to the earlier shape and the fewer
- * slices, and to no tail.
+ * the pieces' ring fill and partial tiles. Ties go to the earlier shape and
+ * the fewer slices, and to no tail.
  */
 template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
     constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4;
-    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6, TAIL_LAG = 0.05;
+    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
@@ -277,8 +273,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             const StreamKTail tail = shapes[s].launch_tail ? planned_tail(shapes[s], args) : StreamKTail{};
             if (tail.tiles) {
                 const double tail_k = (double)(longest_range(tail) + TAIL_EXTRA_SLICES) * shapes[s].bk;
-                const double whole_waves = (double)(tail.dp_tiles / slots) * (1.0 + TAIL_LAG);
-                consider(s, 1, true, seconds_per_k * (whole_waves * args->k + tail_k));
+                consider(s, 1, true, seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k + tail_k));
             }
         }
     }

@@ -2,8 +2,9 @@
  * The stream-K tail's bookkeeping (kernels/stream_k.cuh), on the host: for
  * many grids, K depths and slot counts, the pieces must cover every k-slice of
  * every tail tile exactly once, agree on how each tile was cut and where its
- * partial tiles go, and, started in grid order on the first free slot as the
- * GPU starts blocks, finish within one k-slice of the longest range. Needs no GPU.
+ * partial tiles go, come longest first, and, started in grid order on the
+ * first free slot as the GPU starts blocks, finish within one k-slice of the
+ * longest range. Needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,11 +103,11 @@ static void check(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slice
             fail("two pieces write one partial tile", tiles_m, tiles_n, slots, slices);
             break;
         }
-    for (int i = 1; i < t.crossing; i++) {
-        const StreamKPiece a = stream_k_piece(t, t.ranges + i - 1), b = stream_k_piece(t, t.ranges + i);
-        if (a.last - a.first < b.last - b.first)
-            fail("shorter parts not longest first", tiles_m, tiles_n, slots, slices);
-    }
+    for (size_t i = 1; i < lengths.size(); i++)
+        if (lengths[i - 1] < lengths[i]) {
+            fail("pieces not longest first", tiles_m, tiles_n, slots, slices);
+            break;
+        }
     /* Whole tiles first (equal length, whole waves), then the tail's pieces. */
     if (greedy_makespan(lengths, slots) > longest_range(t) + 1)
         fail("pieces in grid order overrun the longest range", tiles_m, tiles_n, slots, slices);
