@@ -2,9 +2,9 @@
  * Stream-K for the last wave of a launch (used by multistage).
  *
  * With one block of a large tile per SM, a grid of T tiles runs in ceil(T/S)
- * waves over S block slots, and a part-empty last wave costs as much as a full
- * one: 4096^3 in 256x128 tiles is 3.88 waves run as 4, 8192^3 is 15.5 run as
- * 16. So the launch runs the whole waves as usual and shares the k-slices of
+ * waves over S block slots, and a part-empty last wave costs about as much as
+ * a full one: 3072^3 in 256x128 tiles is 2.18 waves run as 3, 8192^3 is 15.5
+ * run as 16. So the launch runs the whole waves as usual and shares the k-slices of
  * the `tiles` left over evenly between the slots: their tiles * slices
  * k-slices, in tile order, are cut into `ranges` equal ranges. A range shorter
  * than a tile covers parts of at most two tiles, and the grid gets one block
@@ -20,7 +20,8 @@
  * (a per-block trace), so after W waves of whole tiles they lag by 5% of W
  * tiles. Giving each slot the parts of its own range instead (longer parts
  * first in range order) left the slow SMs a long piece at the end: 4096^3 ran
- * 3.5% slower than without a tail.
+ * 3.5% slower than without a tail. The plan (fastest_plan) takes a tail
+ * only where it gains, which leaves out a mostly full last wave (4096^3).
  *
  * A tile cut into several pieces is summed by its last piece to finish: every
  * piece writes its partial tile to the workspace and counts itself in; the one
@@ -250,11 +251,7 @@ __device__ inline bool stream_k_finish(const tb_gemm_args &p, const StreamKTail 
     if (!last)
         return false;
     __threadfence(); /* the other pieces' partials, written before they counted themselves in */
-    /*
-     * CHUNK float4s of every part in flight at once: one round trip to L2 per
-     * part and chunk. Summed one float4 at a time, the round trips took 100-300 us
-     * per tile (up to 17 parts), more than the tail saved.
-     */
+    /* CHUNK float4s of every part in flight at once: one round trip to L2 per part and chunk. */
     constexpr int CHUNK = VECS < 16 ? VECS : 16;
     static_assert(VECS % CHUNK == 0, "chunks of a thread's float4s");
 #pragma unroll 1
