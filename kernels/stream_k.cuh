@@ -179,6 +179,15 @@ __host__ __device__ inline StreamKPiece stream_k_piece(const StreamKTail &t, int
     return p;
 }
 
+/* The part of K a piece sums: its k-slices of BK, the first of which starts bk * slices - k before 0. */
+__host__ __device__ inline void piece_k_range(const StreamKPiece &s, int bk, int64_t k, int64_t &k_begin,
+                                              int64_t &k_len)
+{
+    const int64_t slices = (k + bk - 1) / bk, shift = slices * bk - k;
+    k_begin = s.first == 0 ? 0 : (int64_t)s.first * bk - shift;
+    k_len = (int64_t)s.last * bk - shift - k_begin;
+}
+
 /*
  * Which tile of C this block computes (its first row i0 and column j0) and
  * which of K (k_begin, k_len), in a grid of tiles along m first; false: a
@@ -197,10 +206,8 @@ __device__ inline bool stream_k_block(const tb_gemm_args &p, const StreamKTail &
         if (piece >= tail_blocks(t))
             return false;
         const StreamKPiece s = stream_k_piece(t, piece);
-        const int64_t shift = (int64_t)t.slices * BK - p.k;
         tile = t.dp_tiles + s.tile;
-        k_begin = s.first == 0 ? 0 : (int64_t)s.first * BK - shift;
-        k_len = (int64_t)s.last * BK - shift - k_begin;
+        piece_k_range(s, BK, p.k, k_begin, k_len);
     }
     i0 = tile % gridDim.x * BM;
     j0 = tile / gridDim.x * BN;

@@ -17,6 +17,12 @@
 
 static int failures;
 
+/* The part of K one piece sums. */
+struct KSpan {
+    int tile;
+    int64_t begin, len;
+};
+
 static void fail(const char *what, int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slices)
 {
     if (failures++ < 20)
@@ -61,6 +67,7 @@ static void check(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slice
     std::vector<int> tile_parts((size_t)t.tiles, -1), tile_first_range((size_t)t.tiles, -1);
     std::vector<int> pieces_of((size_t)t.tiles, 0);
     std::vector<int64_t> lengths;
+    std::vector<KSpan> k_spans;
     for (int64_t b = 0; b < tail_blocks(t); b++) {
         const StreamKPiece p = stream_k_piece(t, b);
         if (p.tile < 0 || p.tile >= t.tiles || p.first < 0 || p.first >= p.last || p.last > t.slices ||
@@ -74,8 +81,16 @@ static void check(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slice
         /* The slot a piece writes is the one the last piece reads for its index (stream_k_finish). */
         if (p.parts > 1) {
             const int64_t slot = 2 * (int64_t)(p.first_range + p.index) + (p.index == 0 && p.first_split);
-            slot_users[(size_t)slot]++;
+            if (slot != t.pieces[b]) /* the piece's own range and part */
+                fail("partial slot is not the piece's range and part", tiles_m, tiles_n, slots, slices);
+            else
+                slot_users[(size_t)slot]++;
         }
+        /* K as the kernel sums it (BK = 32, K ragged): the pieces of a tile tile [0, K) in k order. */
+        const int64_t k = slices * 32 - 5;
+        int64_t k_begin, k_len;
+        piece_k_range(p, 32, k, k_begin, k_len);
+        k_spans.push_back({p.tile, k_begin, k_len});
         /* Pieces of one tile must agree on how it was cut. */
         if (tile_parts[(size_t)p.tile] < 0) {
             tile_parts[(size_t)p.tile] = p.parts;
@@ -93,6 +108,18 @@ static void check(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slice
             fail("a k-slice computed other than once", tiles_m, tiles_n, slots, slices);
             break;
         }
+    std::sort(k_spans.begin(), k_spans.end(),
+              [](const KSpan &x, const KSpan &y) { return x.tile != y.tile ? x.tile < y.tile : x.begin < y.begin; });
+    for (size_t i = 0; i < k_spans.size(); i++) {
+        const bool tile_start = i == 0 || k_spans[i - 1].tile != k_spans[i].tile;
+        const int64_t expected = tile_start ? 0 : k_spans[i - 1].begin + k_spans[i - 1].len;
+        const bool tile_end = i + 1 == k_spans.size() || k_spans[i + 1].tile != k_spans[i].tile;
+        if (k_spans[i].begin != expected || k_spans[i].len <= 0 ||
+            (tile_end && k_spans[i].begin + k_spans[i].len != slices * 32 - 5)) {
+            fail("pieces do not cover K of their tile in order", tiles_m, tiles_n, slots, slices);
+            break;
+        }
+    }
     for (int i = 0; i < t.tiles; i++)
         if (pieces_of[(size_t)i] != tile_parts[(size_t)i]) {
             fail("a tile's piece count differs from its pieces", tiles_m, tiles_n, slots, slices);
