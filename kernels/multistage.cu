@@ -28,6 +28,8 @@
  *
  * When C is too small to fill the GPU and K is long, K is split across blocks
  * (grid.z) and a second pass sums the slices, as in regtile (tile_common.cuh).
+ * Past one wave, a mostly empty last wave of tiles is shared out by k-slices
+ * as a stream-K tail (stream_k.cuh).
  */
 #include "stream_k.cuh"
 #include "tile_common.cuh"
