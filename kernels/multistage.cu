@@ -438,9 +438,7 @@ struct Multistage {
                 return status;
         }
         if (with_tail) {
-            const unsigned tiles_m = blocks_for(args->m, S::BM);
-            StreamKTail tail = stream_k_layout(tiles_m, blocks_for(args->n, S::BN), sm_count() * S::MIN_BLOCKS,
-                                               blocks_for(args->k, S::BK));
+            StreamKTail tail = call_tail(args, S::BM, S::BN, S::BK, S::MIN_BLOCKS);
             tb_gemm_args p = *args;
             if (tail.tiles && stream_k_scratch(&p, tail, S::BM, S::BN)) {
                 stream_k_order(tail);
@@ -448,7 +446,8 @@ struct Multistage {
                                                            tail.tiles * sizeof(int), stream);
                 if (status != cudaSuccess)
                     return status;
-                kernel<<<stream_k_grid(tail, tiles_m), S::THREADS, bytes, stream>>>(p, tail);
+                const dim3 grid = stream_k_grid(tail, blocks_for(args->m, S::BM));
+                kernel<<<grid, S::THREADS, bytes, stream>>>(p, tail);
                 return cudaGetLastError();
             }
         }

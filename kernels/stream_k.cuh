@@ -121,22 +121,22 @@ __host__ __device__ inline void range_part(const StreamKTail &t, int g, int part
 /* Lists the tail's pieces longest first (ties in k order). */
 inline void stream_k_order(StreamKTail &t)
 {
+    int64_t length[2 * STREAM_K_MAX_RANGES]; /* by piece code, 2 * range + part */
     int n = 0;
     t.crossing = 0;
     for (int g = 0; g < t.ranges; g++) {
-        const int64_t start = range_start(t, g), end = range_start(t, g + 1);
-        const bool crosses = end > (start / t.slices + 1) * t.slices;
-        t.crossing += crosses;
-        for (int part = 0; part <= (int)crosses; part++)
-            t.pieces[n++] = (unsigned short)(2 * g + part);
-    }
-    const auto length = [&](unsigned short code) {
         int64_t start, end;
-        range_part(t, code / 2, code % 2, start, end);
-        return end - start;
-    };
+        range_part(t, g, 0, start, end);
+        const bool crosses = end < range_start(t, g + 1);
+        t.crossing += crosses;
+        for (int part = 0; part <= (int)crosses; part++) {
+            range_part(t, g, part, start, end);
+            length[2 * g + part] = end - start;
+            t.pieces[n++] = (unsigned short)(2 * g + part);
+        }
+    }
     std::stable_sort(t.pieces, t.pieces + n,
-                     [&](unsigned short x, unsigned short y) { return length(x) > length(y); });
+                     [&](unsigned short x, unsigned short y) { return length[x] > length[y]; });
 }
 
 /* Scratch floats of a tail: two partial tiles per range (its parts), then a counter per tile. */
@@ -232,6 +232,7 @@ __device__ inline bool stream_k_finish(const tb_gemm_args &p, const StreamKTail 
     const int64_t block = blockIdx.x + (int64_t)blockIdx.y * gridDim.x;
     if (block < t.dp_tiles)
         return true;
+    /* Decoded again rather than kept from stream_k_block: held across the k loop it would take registers. */
     const StreamKPiece s = stream_k_piece(t, block - t.dp_tiles);
     if (s.parts == 1)
         return true;

@@ -201,11 +201,16 @@ struct Plan {
     double seconds;
 };
 
-/* A shape's stream-K tail for a call; tiles == 0: none. */
+/* A bm x bn x bk tile's stream-K tail for a call (tiles == 0: none), as the plan weighs it and the launch runs it. */
+static inline StreamKTail call_tail(const tb_gemm_args *args, int bm, int bn, int bk, int blocks_per_sm)
+{
+    return stream_k_layout(blocks_for(args->m, bm), blocks_for(args->n, bn), (int64_t)sm_count() * blocks_per_sm,
+                           blocks_for(args->k, bk));
+}
+
 static inline StreamKTail planned_tail(const ShapeEntry &shape, const tb_gemm_args *args)
 {
-    return stream_k_layout(blocks_for(args->m, shape.bm), blocks_for(args->n, shape.bn),
-                           (int64_t)sm_count() * shape.blocks_per_sm, blocks_for(args->k, shape.bk));
+    return call_tail(args, shape.bm, shape.bn, shape.bk, shape.blocks_per_sm);
 }
 
 /*
