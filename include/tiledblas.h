@@ -65,6 +65,17 @@ TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */
 TILEDBLAS_API int tiledblas_gpu_available(void);            /* 1 when a usable GPU is present */
 TILEDBLAS_API const char *tiledblas_cpu_backend(void);      /* path or name of the CPU BLAS in use */
 
+/*
+ * Where calls on host memory run, for every thread of the process: chosen per
+ * call by the cost model (auto), or forced. TILEDBLAS_DEVICE sets it at
+ * start-up; calls on device pointers always run on the GPU, and a forced GPU
+ * without a usable one falls back to the CPU BLAS.
+ */
+typedef enum { TILEDBLAS_DEVICE_AUTO = 0, TILEDBLAS_DEVICE_GPU = 1, TILEDBLAS_DEVICE_CPU = 2 } tiledblas_device;
+/* Returns the previous setting; an unknown value changes nothing and returns -1. */
+TILEDBLAS_API int tiledblas_set_device(tiledblas_device device);
+TILEDBLAS_API tiledblas_device tiledblas_get_device(void);
+
 #ifdef __cplusplus
 }
 #endif

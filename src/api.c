@@ -16,3 +16,15 @@ const char *tiledblas_cpu_backend(void)
 {
     return tb_cpu_backend_name();
 }
+
+int tiledblas_set_device(tiledblas_device device)
+{
+    if (device != TILEDBLAS_DEVICE_AUTO && device != TILEDBLAS_DEVICE_GPU && device != TILEDBLAS_DEVICE_CPU)
+        return -1;
+    return (int)tb_config_set_device(device);
+}
+
+tiledblas_device tiledblas_get_device(void)
+{
+    return tb_config_device();
+}

@@ -1,5 +1,6 @@
 /* Run-time configuration: the TILEDBLAS_* environment variables, read once. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -16,6 +17,8 @@
 
 static tb_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+/* Apart from the rest: tiledblas_set_device changes it while other threads call. */
+static atomic_int device_mode = TILEDBLAS_DEVICE_AUTO;
 
 static double env_number(const char *name, double fallback)
 {
@@ -33,13 +36,12 @@ static double env_number(const char *name, double fallback)
 
 static void read_environment(void)
 {
-    config.device = TB_DEVICE_AUTO;
     const char *device = getenv("TILEDBLAS_DEVICE");
     if (device && *device) {
         if (strcasecmp(device, "gpu") == 0)
-            config.device = TB_DEVICE_GPU;
+            atomic_store(&device_mode, TILEDBLAS_DEVICE_GPU);
         else if (strcasecmp(device, "cpu") == 0)
-            config.device = TB_DEVICE_CPU;
+            atomic_store(&device_mode, TILEDBLAS_DEVICE_CPU);
         else if (strcasecmp(device, "auto") != 0)
             tb_warn("ignoring TILEDBLAS_DEVICE=%s (expected auto, gpu or cpu)", device);
     }
@@ -70,4 +72,16 @@ const tb_config *tb_config_get(void)
 {
     pthread_once(&config_once, read_environment);
     return &config;
+}
+
+tiledblas_device tb_config_device(void)
+{
+    pthread_once(&config_once, read_environment);
+    return (tiledblas_device)atomic_load(&device_mode);
+}
+
+tiledblas_device tb_config_set_device(tiledblas_device device)
+{
+    pthread_once(&config_once, read_environment); /* the environment must not overwrite it later */
+    return (tiledblas_device)atomic_exchange(&device_mode, (int)device);
 }

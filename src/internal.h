@@ -66,9 +66,7 @@ typedef struct tb_origin {
 void tb_sgemm(const tb_call *call, const tb_origin *origin);
 
 /* --- configuration (src/config.c), read once from the environment --- */
-typedef enum { TB_DEVICE_AUTO, TB_DEVICE_GPU, TB_DEVICE_CPU } tb_device_mode;
 typedef struct tb_config {
-    tb_device_mode device;
     int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
     int kernel;           /* tb_kernel_id */
     double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
@@ -78,6 +76,10 @@ typedef struct tb_config {
     int copy_threads;     /* host copy threads; 0: half the CPUs */
 } tb_config;
 const tb_config *tb_config_get(void);
+/* The path for calls on host memory (TILEDBLAS_DEVICE, then tiledblas_set_device). */
+tiledblas_device tb_config_device(void);
+/* Sets it; returns the previous one. */
+tiledblas_device tb_config_set_device(tiledblas_device device);
 
 /* --- auto mode's cost model (src/cost_model.c) --- */
 /* Why the CPU BLAS should take this call on host memory, or NULL when the GPU is faster. */

@@ -75,6 +75,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
 
     const char *reason;
     int use_gpu;
+    tiledblas_device device;
     if (resident) {
         /* The CPU BLAS cannot read device memory: these always run on the GPU. */
         use_gpu = 1;
@@ -83,14 +84,15 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         tb_scale_c_host(call);
         tb_report_call(origin, 0, "scale-only", start);
         return;
-    } else if (config->device == TB_DEVICE_CPU) {
+    } else if ((device = tb_config_device()) == TILEDBLAS_DEVICE_CPU) {
         use_gpu = 0;
         reason = "forced";
-    } else if (config->device == TB_DEVICE_GPU) {
+    } else if (device == TILEDBLAS_DEVICE_GPU) {
         use_gpu = tb_gpu_usable();
         reason = use_gpu ? "forced" : "no-gpu";
         if (!use_gpu)
-            TB_WARN_ONCE("TILEDBLAS_DEVICE=gpu but no usable GPU (%s); using the CPU BLAS",
+            TB_WARN_ONCE("the GPU path is forced (TILEDBLAS_DEVICE=gpu or tiledblas_set_device) but no GPU "
+                         "is usable (%s); using the CPU BLAS",
                          tb_gpu_unusable_reason());
     } else if ((reason = tb_cpu_is_faster(call))) {
         use_gpu = 0;
