@@ -191,10 +191,6 @@ int tb_cost_model_describe(char *text, size_t size)
 
 const char *tb_cpu_is_faster(const tb_call *call)
 {
-    const double flops = flops_of(call);
-    /* Tiny calls never pay for the GPU; they skip the model and never start CUDA. */
-    if (flops < tb_config_get()->gpu_min_flops)
-        return "small";
     if (!tb_gpu_usable())
         return NULL; /* the caller reports why the GPU is out */
     if (!atomic_load(&costs.valid)) {

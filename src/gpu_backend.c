@@ -192,11 +192,13 @@ static void find_heap_start(void)
     heap_start = brk_now != (uintptr_t)-1 ? start : 0;
 }
 
-int tb_in_brk_heap(const void *p, size_t bytes)
+void tb_brk_heap(uintptr_t *start, uintptr_t *end)
 {
     pthread_once(&heap_once, find_heap_start);
-    const uintptr_t lo = (uintptr_t)p, brk_now = (uintptr_t)sbrk(0);
-    return heap_start && brk_now != (uintptr_t)-1 && lo >= heap_start && lo <= brk_now && bytes <= brk_now - lo;
+    const uintptr_t brk_now = (uintptr_t)sbrk(0);
+    const int known = heap_start && brk_now != (uintptr_t)-1;
+    *start = known ? heap_start : 0;
+    *end = known ? brk_now : 0;
 }
 
 int tb_gpu_device(void)

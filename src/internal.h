@@ -82,7 +82,8 @@ tiledblas_device tb_config_device(void);
 tiledblas_device tb_config_set_device(tiledblas_device device);
 
 /* --- auto mode's cost model (src/cost_model.c) --- */
-/* Why the CPU BLAS should take this call on host memory, or NULL when the GPU is faster. */
+/* Why the CPU BLAS should take this call on host memory (one above the GPU floor), or NULL when
+ * the GPU is faster. */
 const char *tb_cpu_is_faster(const tb_call *call);
 /* The measured constants as text; 0 (and nothing written) before the first measurement. */
 int tb_cost_model_describe(char *text, size_t size);
@@ -115,12 +116,13 @@ const char *tb_gpu_unusable_reason(void);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
 /*
- * Whether [p, p + bytes) lies in the brk heap, which holds only ordinary host
- * memory (device and managed allocations are mappings of their own): a check
- * in a few nanoseconds where tb_gpu_mem_kind asks the driver. Such memory may
- * still be registered (pinned), so it stands in only where that cannot matter.
+ * The brk heap as it is now, [*start, *end): it holds only ordinary host
+ * memory (device and managed allocations are mappings of their own), so an
+ * operand inside needs no question to the driver (a few nanoseconds against
+ * ~0.3 us). Such memory may still be registered (pinned), so it stands in
+ * only where that cannot matter. Both 0 when unknown.
  */
-int tb_in_brk_heap(const void *p, size_t bytes);
+void tb_brk_heap(uintptr_t *start, uintptr_t *end);
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
 /* The device the GPU path runs on (valid once tb_gpu_usable()). */

@@ -28,17 +28,21 @@ static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld)
 static residency find_residency(const tb_call *call, int reads_ab, int small)
 {
     residency where = {0, 0, 1, -1};
-    if (!tb_process_has_cuda())
-        return where;
     const float *operands[3] = {reads_ab ? call->a : NULL, reads_ab ? call->b : NULL, call->c};
     const unsigned bits[3] = {TB_RESIDENT_A, TB_RESIDENT_B, TB_RESIDENT_C};
     const size_t spans[3] = {
         call->trans_a ? span_bytes(call->k, call->m, call->lda) : span_bytes(call->m, call->k, call->lda),
         call->trans_b ? span_bytes(call->n, call->k, call->ldb) : span_bytes(call->k, call->n, call->ldb),
         span_bytes(call->m, call->n, call->ldc)};
+    uintptr_t heap_start = 0, heap_end = 0;
+    if (small)
+        tb_brk_heap(&heap_start, &heap_end);
     for (int i = 0; i < 3; i++) {
-        if (!operands[i] || (small && tb_in_brk_heap(operands[i], spans[i])))
+        const uintptr_t at = (uintptr_t)operands[i];
+        if (!operands[i] || (at >= heap_start && at < heap_end && spans[i] <= heap_end - at))
             continue;
+        if (!tb_process_has_cuda()) /* asked only now: it walks the loaded objects */
+            return where;
         int device = -1;
         const tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
         if (kind == TB_MEM_PINNED)
@@ -94,6 +98,9 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             TB_WARN_ONCE("the GPU path is forced (TILEDBLAS_DEVICE=gpu or tiledblas_set_device) but no GPU "
                          "is usable (%s); using the CPU BLAS",
                          tb_gpu_unusable_reason());
+    } else if (small) {
+        use_gpu = 0; /* tiny calls never pay for the GPU: no model, and CUDA is not started */
+        reason = "small";
     } else if ((reason = tb_cpu_is_faster(call))) {
         use_gpu = 0;
     } else {
