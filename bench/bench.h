@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "kernels.h"
+#include "tiledblas.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,7 +22,7 @@ extern "C" {
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4
 
-typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE } bench_mode;
+typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE, BENCH_POLICY } bench_mode;
 
 typedef struct bench_shape {
     int64_t m, n, k;
@@ -79,15 +80,56 @@ double bench_now_ms(void);
 /* Runs one timed call, returns its time in ms, or a negative value on failure. */
 typedef double (*bench_timed_fn)(void *ctx);
 int bench_time(bench_timed_fn run, void *ctx, int max_reps, double *median_ms);
+/* Samples to take after a first one of first_ms: max_reps, fewer to stay within the budget. */
+int bench_reps_within_budget(double first_ms, int max_reps);
+double bench_median(double *t, int count); /* sorts t */
 bench_row *bench_table_add(bench_table *t, const bench_case *c, const char *variant);
 void *bench_xmalloc(size_t bytes);
 
-/* kernels_mode.c and e2e_mode.c: print the mode's header lines, then fill the
+/* host_calls.c: CBLAS calls on host memory (--e2e, --policy). */
+typedef void (*bench_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n,
+                               int k, float alpha, const float *a, int lda, const float *b, int ldb,
+                               float beta, float *c, int ldc);
+typedef struct bench_host_call {
+    bench_sgemm_fn sgemm;
+    const bench_case *bc;
+    const float *a, *b;
+    float *c;
+} bench_host_call;
+/* One call (ctx: a bench_host_call), alpha = 1; its wall-clock time in ms. */
+double bench_host_call_ms(void *ctx);
+/* Host buffers of one shape; C0 (beta != 0 only) is what C starts from. */
+typedef struct bench_host_bufs {
+    float *a, *b, *c, *c0;
+    size_t nc;
+} bench_host_bufs;
+void bench_host_bufs_make(bench_host_bufs *h, bench_shape sh, float beta);
+void bench_host_bufs_free(bench_host_bufs *h);
+float *bench_random_buffer(size_t n, uint64_t seed);
+/* One element of the column-major problem, in FP64, with its error bound. */
+#define BENCH_SAMPLES 256
+typedef struct bench_sample {
+    int64_t i, j;
+    double ref, bound;
+} bench_sample;
+void bench_samples_make(const tb_gemm_args *g, bench_sample *s);
+/* Largest err/bound over the samples; c is the column-major result. */
+double bench_sampled_error(const float *c, int64_t ldc, const bench_sample *s);
+void bench_row_fail(bench_row *row, const char *why);
+/* The checked call: C poisoned with NaN (beta == 0, so it must be written unread) or
+ * reset to C0, one call, then row->error, and a failed row on NaN/Inf or a large error. */
+void bench_host_check(bench_row *row, bench_sgemm_fn sgemm, const bench_case *bc, const bench_host_bufs *h,
+                      const bench_sample *s);
+/* OpenBLAS's cblas_sgemm from $OPENBLAS_LIB, else libopenblas.so.0 (prints what it is), or NULL. */
+bench_sgemm_fn bench_load_openblas(void **handle);
+
+/* kernels_mode.c, e2e_mode.c, timeline_mode.c and policy_mode.c: print the mode's header lines, then fill the
  * table; return 0, or an exit code when the run could not go on (a message
  * has been printed). */
 int bench_kernels(const bench_opts *o, bench_table *t);
 int bench_e2e(const bench_opts *o, bench_table *t);
 int bench_timeline(const bench_opts *o, bench_table *t);
+int bench_policy(const bench_opts *o, bench_table *t);
 
 /* reference.cu: the FP64 reference and the comparison, on the device. */
 typedef struct bench_err {

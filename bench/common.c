@@ -122,13 +122,7 @@ int bench_time(bench_timed_fn run, void *ctx, int max_reps, double *median_ms)
         free(t);
         return -1;
     }
-    if (t[0] * reps > BENCH_BUDGET_MS) {
-        reps = (int)(BENCH_BUDGET_MS / t[0]);
-        if (reps < BENCH_MIN_REPS)
-            reps = BENCH_MIN_REPS;
-        if (reps > max_reps)
-            reps = max_reps;
-    }
+    reps = bench_reps_within_budget(t[0], max_reps);
     for (int i = 1; i < reps; i++) {
         t[i] = run(ctx);
         if (t[i] < 0.0) {
@@ -136,10 +130,23 @@ int bench_time(bench_timed_fn run, void *ctx, int max_reps, double *median_ms)
             return -1;
         }
     }
-    qsort(t, (size_t)reps, sizeof *t, cmp_double);
-    *median_ms = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    *median_ms = bench_median(t, reps);
     free(t);
     return reps;
+}
+
+int bench_reps_within_budget(double first_ms, int max_reps)
+{
+    if (first_ms * max_reps <= BENCH_BUDGET_MS)
+        return max_reps;
+    const int reps = (int)(BENCH_BUDGET_MS / first_ms);
+    return reps < BENCH_MIN_REPS ? (BENCH_MIN_REPS < max_reps ? BENCH_MIN_REPS : max_reps) : reps;
+}
+
+double bench_median(double *t, int count)
+{
+    qsort(t, (size_t)count, sizeof *t, cmp_double);
+    return count % 2 ? t[count / 2] : 0.5 * (t[count / 2 - 1] + t[count / 2]);
 }
 
 bench_row *bench_table_add(bench_table *t, const bench_case *c, const char *variant)

@@ -13,125 +13,15 @@
 #include "tiledblas.h"
 #include "bench.h"
 
-#define SAMPLES 256
-
-typedef void (*sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m,
-                         int n, int k, float alpha, const float *a, int lda, const float *b,
-                         int ldb, float beta, float *c, int ldc);
-
-typedef struct e2e_run {
-    sgemm_fn sgemm;
-    const bench_case *bc;
-    const float *a, *b;
-    float *c;
-} e2e_run;
-
-/* Host buffers of one shape; C0 (beta != 0 only) is what C starts from. */
-typedef struct e2e_bufs {
-    float *a, *b, *c, *c0;
-    size_t nc;
-} e2e_bufs;
-
-/* One element of the column-major problem, in FP64, with its error bound. */
-typedef struct sample {
-    int64_t i, j;
-    double ref, bound;
-} sample;
-
-static double timed_call(void *ctx)
-{
-    const e2e_run *r = ctx;
-    const bench_case *bc = r->bc;
-    const double t0 = bench_now_ms();
-    /* bench_parse keeps every dimension within int. */
-    r->sgemm(bc->row_major ? CblasRowMajor : CblasColMajor,
-             bc->trans_a ? CblasTrans : CblasNoTrans, bc->trans_b ? CblasTrans : CblasNoTrans,
-             (int)bc->m, (int)bc->n, (int)bc->k, 1.0f, r->a, (int)bc->lda, r->b, (int)bc->ldb,
-             bc->beta, r->c, (int)bc->ldc);
-    return bench_now_ms() - t0;
-}
-
-/*
- * The corners and random elements of C (column-major coordinates, g->c is
- * C0), each with the classic worst-case bound for FP32 dot products:
- * (K + 2) * 2^-24 * (|alpha| sum |a||b| + |beta c0|). A result within it has
- * err/bound <= 1 whatever the summation order.
- */
-static void make_samples(const tb_gemm_args *g, sample *s)
-{
-    const double u = ldexp(1.0, -24);
-    for (int q = 0; q < SAMPLES; q++) {
-        sample *x = &s[q];
-        if (q < 4) {
-            x->i = q & 1 ? g->m - 1 : 0;
-            x->j = q & 2 ? g->n - 1 : 0;
-        } else {
-            x->i = (int64_t)(bench_hash(2 * (uint64_t)q) % (uint64_t)g->m);
-            x->j = (int64_t)(bench_hash(2 * (uint64_t)q + 1) % (uint64_t)g->n);
-        }
-        double sum = 0.0, mag = 0.0;
-        for (int64_t p = 0; p < g->k; p++) {
-            const double a = g->trans_a ? g->a[p + x->i * g->lda] : g->a[x->i + p * g->lda];
-            const double b = g->trans_b ? g->b[x->j + p * g->ldb] : g->b[p + x->j * g->ldb];
-            sum += a * b;
-            mag += fabs(a * b);
-        }
-        x->ref = g->alpha * sum;
-        mag *= fabs(g->alpha);
-        if (g->beta != 0.0f) {
-            const double c0 = (double)g->beta * g->c[x->i + x->j * g->ldc];
-            x->ref += c0;
-            mag += fabs(c0);
-        }
-        x->bound = (double)(g->k + 2) * u * mag;
-    }
-}
-
-/* Largest err/bound over the samples; c is the column-major result. */
-static double sampled_error(const float *c, int64_t ldc, const sample *s)
-{
-    double worst = 0.0;
-    for (int q = 0; q < SAMPLES; q++) {
-        const double e = fabs(c[s[q].i + s[q].j * ldc] - s[q].ref) / s[q].bound;
-        if (!(e <= worst)) /* NaN sticks */
-            worst = e;
-    }
-    return worst;
-}
-
-static void fail(bench_row *row, const char *why)
-{
-    row->failed = 1;
-    snprintf(row->status, sizeof row->status, "FAIL: %s", why);
-}
-
 /* One implementation on one case: a checked warm-up call, then the timing. */
-static bench_row *run_variant(const char *name, sgemm_fn sgemm, const bench_case *bc,
-                              const e2e_bufs *h, const sample *s, const bench_opts *o,
+static bench_row *run_variant(const char *name, bench_sgemm_fn sgemm, const bench_case *bc,
+                              const bench_host_bufs *h, const bench_sample *s, const bench_opts *o,
                               bench_table *t)
 {
     bench_row *row = bench_table_add(t, bc, name);
-    e2e_run r = {sgemm, bc, h->a, h->b, h->c};
-    size_t nonfinite = 0;
-    char why[64];
-
-    if (bc->beta == 0.0f) /* NaN: C must be written, never read */
-        for (size_t e = 0; e < h->nc; e++)
-            h->c[e] = NAN;
-    else
-        memcpy(h->c, h->c0, h->nc * sizeof *h->c);
-    timed_call(&r);
-    for (size_t e = 0; e < h->nc; e++)
-        nonfinite += !isfinite(h->c[e]);
-    row->error = sampled_error(h->c, bc->ldc, s);
-    if (nonfinite) {
-        snprintf(why, sizeof why, "%zu of %zu outputs NaN/Inf", nonfinite, h->nc);
-        fail(row, why);
-    } else if (!(row->error <= 1.0)) {
-        fail(row, "error above the FP32 bound");
-    }
-
-    row->reps = bench_time(timed_call, &r, o->reps, &row->ms);
+    bench_host_call r = {sgemm, bc, h->a, h->b, h->c};
+    bench_host_check(row, sgemm, bc, h, s);
+    row->reps = bench_time(bench_host_call_ms, &r, o->reps, &row->ms);
     row->gflops = bench_gflops(bc, row->ms);
     if (!row->failed)
         snprintf(row->status, sizeof row->status, "ok");
@@ -143,7 +33,7 @@ static bench_row *run_variant(const char *name, sgemm_fn sgemm, const bench_case
 
 /* One of --threads N callers: its own C, the shared A and B, `calls` calls after the start line. */
 typedef struct caller {
-    e2e_run run;
+    bench_host_call run;
     int calls;
     pthread_barrier_t *start;
 } caller;
@@ -153,7 +43,7 @@ static void *caller_main(void *arg)
     caller *me = arg;
     pthread_barrier_wait(me->start);
     for (int i = 0; i < me->calls; i++)
-        timed_call(&me->run);
+        bench_host_call_ms(&me->run);
     return NULL;
 }
 
@@ -163,8 +53,8 @@ static void *caller_main(void *arg)
  * return, divided by all the calls, and its ratio is to `serial`, the same
  * calls one at a time. Every C is checked afterwards.
  */
-static void run_threaded(const char *name, int threads, const bench_case *bc, const e2e_bufs *h,
-                         const sample *s, const bench_opts *o, const bench_row *serial, bench_table *t)
+static void run_threaded(const char *name, int threads, const bench_case *bc, const bench_host_bufs *h,
+                         const bench_sample *s, const bench_opts *o, const bench_row *serial, bench_table *t)
 {
     char variant[32];
     snprintf(variant, sizeof variant, "%.24s x%d", name, threads);
@@ -205,7 +95,7 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
     size_t nonfinite = 0;
     for (int i = 0; i < threads; i++) {
         if (bc->beta == 0.0f) {
-            const double e = sampled_error(callers[i].run.c, bc->ldc, s);
+            const double e = bench_sampled_error(callers[i].run.c, bc->ldc, s);
             row->error = e > row->error || isnan(e) ? e : row->error;
             for (size_t at = 0; at < h->nc; at++)
                 nonfinite += !isfinite(callers[i].run.c[at]);
@@ -213,52 +103,15 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
         free(callers[i].run.c);
     }
     if (nonfinite)
-        fail(row, "NaN/Inf in an output");
+        bench_row_fail(row, "NaN/Inf in an output");
     else if (bc->beta == 0.0f && !(row->error <= 1.0))
-        fail(row, "error above the FP32 bound");
+        bench_row_fail(row, "error above the FP32 bound");
     else
         snprintf(row->status, sizeof row->status, "ok");
     fprintf(stderr, "[e2e] %s %s %s: %.3f ms per call (%d calls), %.1f GFLOP/s, %.2fx one at a time, %s\n",
             bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->ratio, row->status);
     free(callers);
     free(ids);
-}
-
-static float *random_buffer(size_t n, uint64_t seed)
-{
-    float *x = bench_xmalloc(n * sizeof *x);
-    bench_fill(x, n, seed);
-    return x;
-}
-
-/* OpenBLAS through dlopen: linking it would clash with our own cblas_sgemm. */
-static sgemm_fn load_openblas(void **handle)
-{
-    const char *path = getenv("OPENBLAS_LIB");
-    if (!path || !*path)
-        path = "libopenblas.so.0";
-    *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!*handle) {
-        fprintf(stderr, "tiledblas-bench: cannot load OpenBLAS: %s\n", dlerror());
-        return NULL;
-    }
-    sgemm_fn sgemm = (sgemm_fn)dlsym(*handle, "cblas_sgemm");
-    if (!sgemm) {
-        fprintf(stderr, "tiledblas-bench: %s: %s\n", path, dlerror());
-        dlclose(*handle);
-        return NULL;
-    }
-
-    /* OpenBLAS's own extensions, when present, say what was measured. */
-    char *(*config)(void) = (char *(*)(void))dlsym(*handle, "openblas_get_config");
-    int (*threads)(void) = (int (*)(void))dlsym(*handle, "openblas_get_num_threads");
-    printf("baseline: OpenBLAS cblas_sgemm from %s", path);
-    if (config)
-        printf(", %s", config());
-    if (threads)
-        printf(", %d threads", threads());
-    printf("\n");
-    return sgemm;
 }
 
 /* NVBLAS exports only the Fortran sgemm_: a CBLAS-shaped adapter over it. */
@@ -279,7 +132,7 @@ static void nvblas_cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE ta, CBLAS_TR
         nvblas_sgemm(&op_a, &op_b, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
 }
 
-static sgemm_fn load_nvblas(const char *path, void **handle)
+static bench_sgemm_fn load_nvblas(const char *path, void **handle)
 {
     *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!*handle || !(*(void **)&nvblas_sgemm = dlsym(*handle, "sgemm_"))) {
@@ -296,7 +149,7 @@ int bench_e2e(const bench_opts *o, bench_table *t)
     const char *device = getenv("TILEDBLAS_DEVICE");
     char name[32];
     void *openblas_handle = NULL;
-    sgemm_fn openblas = NULL;
+    bench_sgemm_fn openblas = NULL;
 
     snprintf(name, sizeof name, "tiledblas%s%s", device ? ":" : "", device ? device : "");
     printf("tiledblas: cblas_sgemm of libtiledblas %s, TILEDBLAS_DEVICE=%s, GPU available: %s, "
@@ -304,11 +157,11 @@ int bench_e2e(const bench_opts *o, bench_table *t)
            tiledblas_version(), device ? device : "(unset)",
            tiledblas_gpu_available() ? "yes" : "no", tiledblas_cpu_backend());
     void *nvblas_handle = NULL;
-    sgemm_fn nvblas = NULL;
+    bench_sgemm_fn nvblas = NULL;
     if (o->nvblas && !(nvblas = load_nvblas(o->nvblas, &nvblas_handle)))
         return 1;
     if (!o->no_openblas) {
-        openblas = load_openblas(&openblas_handle);
+        openblas = bench_load_openblas(&openblas_handle);
         if (!openblas) {
             printf("OpenBLAS not loadable (set OPENBLAS_LIB, or pass --no-openblas): skipped\n");
             return 77;
@@ -320,25 +173,19 @@ int bench_e2e(const bench_opts *o, bench_table *t)
         printf("x%d: %d threads calling at once, each on its own C; time per call from the wall clock "
                "of all of them; ratio to the same calls one at a time\n", o->threads, o->threads);
     printf("err/bound: max over %d sampled elements of |C - C_fp64| / ((K+2) 2^-24 (|A||B| + "
-           "|beta C0|)); <= 1 passes\n", SAMPLES);
+           "|beta C0|)); <= 1 passes\n", BENCH_SAMPLES);
     fflush(stdout);
 
     for (int si = 0; si < o->nshapes; si++) {
         const bench_shape sh = o->shapes[si];
-        e2e_bufs h = {0};
-        sample *s = bench_xmalloc(SAMPLES * sizeof *s);
-
-        h.nc = (size_t)(sh.m * sh.n);
-        h.a = random_buffer((size_t)(sh.m * sh.k), 1);
-        h.b = random_buffer((size_t)(sh.k * sh.n), 2);
-        h.c = bench_xmalloc(h.nc * sizeof *h.c);
-        if (o->beta != 0.0f)
-            h.c0 = random_buffer(h.nc, 3);
+        bench_host_bufs h;
+        bench_sample *s = bench_xmalloc(BENCH_SAMPLES * sizeof *s);
+        bench_host_bufs_make(&h, sh, o->beta);
 
         for (int i = 0; i < o->ntrans; i++) {
             const bench_case bc = bench_case_make(o, sh, o->trans[i]);
             const tb_gemm_args g = bench_colmajor(&bc, h.a, h.b, h.c0);
-            make_samples(&g, s);
+            bench_samples_make(&g, s);
             const size_t ours = t->len; /* an index: adding rows moves them */
             run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
             if (o->threads) {
@@ -361,10 +208,7 @@ int bench_e2e(const bench_opts *o, bench_table *t)
                         t->rows[j].ratio = t->rows[j].gflops / t->rows[t->len - 1].gflops;
         }
         free(s);
-        free(h.a);
-        free(h.b);
-        free(h.c);
-        free(h.c0);
+        bench_host_bufs_free(&h);
     }
     if (openblas_handle)
         dlclose(openblas_handle);

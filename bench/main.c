@@ -4,6 +4,7 @@
  *   --kernels  the kernel ladder and cuBLAS on device memory (GPU time only)
  *   --e2e      libtiledblas's cblas_sgemm and OpenBLAS's on host memory
  *   --timeline the stages of one host-to-host call, each timed alone
+ *   --policy   auto mode against the GPU and OpenBLAS forced, interleaved in one process
  *
  * Prints the setup first and the results table last, so the output can be
  * pasted into docs/PERFORMANCE.md as it is. Exit status: 0 all checks passed,
@@ -24,7 +25,7 @@
 #include "bench.h"
 
 static const char usage[] =
-    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline] [options]\n"
+    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline | --policy] [options]\n"
     "\n"
     "  --kernels          time every kernel of the ladder and cuBLAS on device memory\n"
     "                     (the default), with each planned kernel's plan; needs a\n"
@@ -37,6 +38,10 @@ static const char usage[] =
     "                     picks) and of OpenBLAS on host memory, transfers included\n"
     "  --timeline         time the stages of a host-to-host call alone (host copies,\n"
     "                     DMA each way, kernel) against the call; needs a GPU\n"
+    "  --policy           auto mode against each path forced, in one process: checked\n"
+    "                     once each, then rounds of one call to auto, the GPU and\n"
+    "                     OpenBLAS (tiledblas_set_device), in changing orders; ratios\n"
+    "                     to the faster forced path, and how many cases reach 0.95\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
     "                     call [1024,2048,4096]\n"
     "  --trans LIST       comma-separated transposes of A and B: NN,NT,TN,TT [NN]\n"
@@ -44,7 +49,8 @@ static const char usage[] =
     "  --beta X           C = op(A) op(B) + X C (alpha is 1) [0]\n"
     "  --reps N           timed calls per entry, fewer when one call is slow: an entry\n"
     "                     takes about 2 s, with at least 3 calls [20]\n"
-    "  --no-openblas      --e2e: time libtiledblas alone\n"
+    "  --no-openblas      --e2e: time libtiledblas alone; --policy: auto against the\n"
+    "                     forced GPU alone\n"
     "  --nvblas PATH      --e2e: also time NVIDIA's NVBLAS (libnvblas.so at PATH,\n"
     "                     configured through NVBLAS_CONFIG_FILE)\n"
     "  --threads N        --e2e: also N threads calling libtiledblas at once, each\n"
@@ -54,7 +60,8 @@ static const char usage[] =
     "\n"
     "OpenBLAS is loaded with dlopen from $OPENBLAS_LIB, else libopenblas.so.0.\n"
     "Exit status: 0 all checks passed, 1 a check or run failed, 2 bad usage,\n"
-    "77 skipped (no usable GPU for --kernels, no OpenBLAS for --e2e).\n";
+    "77 skipped (no usable GPU for --kernels or --timeline, no OpenBLAS for --e2e or\n"
+    "--policy).\n";
 
 static int bad_usage(const char *what, const char *arg)
 {
@@ -166,6 +173,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->mode = BENCH_E2E;
         } else if (!strcmp(opt, "--timeline")) {
             o->mode = BENCH_TIMELINE;
+        } else if (!strcmp(opt, "--policy")) {
+            o->mode = BENCH_POLICY;
         } else if (!strcmp(opt, "--no-openblas")) {
             o->no_openblas = 1;
         } else if (!strcmp(opt, "--nvblas")) {
@@ -200,6 +209,10 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     }
     if (o->threads && o->mode != BENCH_E2E)
         return bad_usage("--threads needs --e2e", "--threads");
+    if (o->no_openblas && o->mode != BENCH_E2E && o->mode != BENCH_POLICY)
+        return bad_usage("--no-openblas needs --e2e or --policy", "--no-openblas");
+    if (o->nvblas && o->mode != BENCH_E2E)
+        return bad_usage("--nvblas needs --e2e", o->nvblas);
     return -1;
 }
 
@@ -248,7 +261,11 @@ static void print_table(const bench_opts *o, const bench_table *t)
 {
     const int kernels = o->mode == BENCH_KERNELS;
     printf("\n%-16s %-7s %-16s %10s %10s %11s %9s  %s\n", "shape", "op", "variant", "ms",
-           "GFLOP/s", kernels ? "vs cuBLAS" : o->mode == BENCH_TIMELINE ? "of call" : "vs OpenBLAS",
+           "GFLOP/s",
+           kernels                     ? "vs cuBLAS"
+           : o->mode == BENCH_TIMELINE ? "of call"
+           : o->mode == BENCH_POLICY   ? "vs faster"
+                                       : "vs OpenBLAS",
            kernels ? "rel.err" : "err/bound",
            "check");
     for (size_t i = 0; i < t->len; i++) {
@@ -273,7 +290,7 @@ static void write_csv(FILE *f, const bench_opts *o, const bench_table *t)
 {
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
-        static const char *const modes[] = {"kernels", "e2e", "timeline"};
+        static const char *const modes[] = {"kernels", "e2e", "timeline", "policy"};
         fprintf(f, "%s,%s,%s,%s,%.6g,%.6g,%.6g,", modes[o->mode],
                 r->shape, r->op, r->variant, r->ms, r->gflops, r->ratio);
         if (!(r->error < 0.0)) /* NaN shows */
@@ -293,7 +310,7 @@ int main(int argc, char **argv)
     if (status >= 0)
         return status;
 
-    if (!describe_gpu(gpu, sizeof gpu) && o.mode != BENCH_E2E) {
+    if (!describe_gpu(gpu, sizeof gpu) && o.mode != BENCH_E2E && o.mode != BENCH_POLICY) {
         fprintf(stderr, "tiledblas-bench: %s\n", gpu);
         printf("no usable GPU: skipped\n");
         return 77;
@@ -310,6 +327,7 @@ int main(int argc, char **argv)
     print_header(argc, argv, gpu);
     status = o.mode == BENCH_KERNELS  ? bench_kernels(&o, &t)
              : o.mode == BENCH_TIMELINE ? bench_timeline(&o, &t)
+             : o.mode == BENCH_POLICY   ? bench_policy(&o, &t)
                                         : bench_e2e(&o, &t);
     if (t.len) {
         print_table(&o, &t);

@@ -8,7 +8,7 @@ bench/run_gpu_suite.sh (the same columns after a leading `step`). Writes, for
 the data present:
   OUTDIR/ladder.png    --kernels, row-major NN: GFLOP/s of every rung and cuBLAS by size
   OUTDIR/e2e.png       --e2e: TFLOP/s of each path, host memory in and out, by shape
-  OUTDIR/policy.png    the suite's policy steps: auto mode against each path forced
+  OUTDIR/policy.png    --policy: auto mode against each path forced, as ratios
   OUTDIR/timeline.png  --timeline: each stage alone against the whole call
 Needs matplotlib (Debian: python3-matplotlib).
 """
@@ -85,7 +85,19 @@ def plot_e2e(rows, out, prefix="e2e", title="cblas_sgemm, host memory in and out
 
 
 def plot_policy(rows, out):
-    return "step" in rows[0] and plot_e2e(rows, out, "policy", "auto mode against OpenBLAS alone and the forced GPU")
+    """--policy: each path's speed over the faster forced path's, with auto's 0.95 target."""
+    rows = [r for r in rows if r["mode"] == "policy" and float(r["ratio"]) > 0]
+    if not rows:
+        return False
+    xs, series = grouped(rows, lambda r: r["shape"] + ("" if r["op"] == "row NN" else " " + r["op"]),
+                         lambda r: r["variant"], lambda r: float(r["ratio"]))
+    fig, ax = plt.subplots(figsize=(14, 5))
+    bars(ax, xs, series, "speed / faster forced path's (log)", log=True)
+    ax.axhline(0.95, color="black", linewidth=0.8, linestyle="--")
+    ax.set_title("auto mode against OpenBLAS alone and the forced GPU, interleaved in one process (medians)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    return True
 
 
 def plot_timeline(rows, out):

@@ -119,13 +119,12 @@ if want bench; then
 fi
 if want policy; then
     grep '^cpu ' /proc/stat | sed 's/^/before policy: /' >>"$LOG"
-    # Auto mode against each path forced, on the same shapes; OpenBLAS up to 4096.
+    # Auto mode against each path forced, interleaved in one process; OpenBLAS up to 4096
+    # and on the skinny shapes, the forced GPU alone beyond.
     small=16,32,64,96,128,192,256,384,512,768,1024,2048,4096
     skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
-    bench policy-auto 120 TILEDBLAS_DEVICE=auto TILEDBLAS_VERBOSE=1 -- --e2e --reps 30 --sizes $small,$skinny
-    bench policy-gpu 120 TILEDBLAS_DEVICE=gpu -- --e2e --reps 30 --sizes $small,$skinny --no-openblas
-    bench policy-large-auto 60 TILEDBLAS_DEVICE=auto -- --e2e --reps 3 --sizes 8192,16384 --no-openblas
-    bench policy-large-gpu 60 TILEDBLAS_DEVICE=gpu -- --e2e --reps 3 --sizes 8192,16384 --no-openblas
+    bench policy 180 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 --sizes $small,$skinny
+    bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
 if want shapes; then
@@ -169,7 +168,7 @@ fi
 # One CSV: the step's name, then the benchmark's columns.
 first=1
 for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
-    policy-auto policy-gpu policy-large-auto policy-large-gpu kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
+    policy policy-large kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
@@ -184,7 +183,7 @@ if want test; then
     sed -n '/^The following tests FAILED/,$p' "$OUT/ctest.log"
 fi
 echo
-tail -n +"$bench_from" "$LOG" | grep -v -E '^\[(kernels|e2e)\] '
+tail -n +"$bench_from" "$LOG" | grep -v -E '^\[(kernels|e2e|policy)\] '
 if ((${#failed[@]})); then
     printf 'FAILED STEP: %s\n' "${failed[@]}"
     exit 1

@@ -1,0 +1,157 @@
+/*
+ * --policy: auto mode against each path forced, in one process. For every
+ * case, libtiledblas's cblas_sgemm set to auto, then to the GPU
+ * (tiledblas_set_device), and OpenBLAS alone are each checked once, then
+ * timed in rounds that call each of them once. Round r takes the r-th of the
+ * six orders of the three, so each variant follows each other one equally
+ * often: OpenBLAS's threads spin for a while after a call, taking CPUs from
+ * whatever comes next, and host load drifts; interleaved, both fall on all
+ * three alike. A variant's time is its median over the rounds.
+ *
+ * Every row's ratio is its speed over the faster forced path's (OpenBLAS or
+ * the GPU); the summary counts the cases where auto reaches 0.95 of it.
+ * Without a GPU, or with --no-openblas, the other path alone is the reference.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tiledblas.h"
+#include "bench.h"
+
+#define TARGET 0.95
+
+enum { AUTO, GPU, OPENBLAS, VARIANTS };
+
+static const char *const variant_names[VARIANTS] = {"tiledblas:auto", "tiledblas:gpu", "openblas"};
+
+/* The six orders of the three variants. */
+static const int orders[6][VARIANTS] = {
+    {AUTO, GPU, OPENBLAS}, {GPU, OPENBLAS, AUTO}, {OPENBLAS, AUTO, GPU},
+    {AUTO, OPENBLAS, GPU}, {OPENBLAS, GPU, AUTO}, {GPU, AUTO, OPENBLAS},
+};
+
+typedef struct policy_case {
+    bench_host_call call[VARIANTS];
+    int present[VARIANTS];
+} policy_case;
+
+/* One call of variant v, with the library set to its path first. */
+static double call_variant(policy_case *pc, int v)
+{
+    if (v != OPENBLAS)
+        tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
+    return bench_host_call_ms(&pc->call[v]);
+}
+
+/* Fills the rows of the present variants with their medians over interleaved rounds. */
+static void time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, bench_row *rows[VARIANTS])
+{
+    double *t[VARIANTS];
+    double first = 0.0;
+    for (int v = 0; v < VARIANTS; v++) {
+        t[v] = bench_xmalloc(sizeof(double) * (size_t)max_reps);
+        if (pc->present[v])
+            first += t[v][0] = call_variant(pc, v);
+    }
+    const int rounds = bench_reps_within_budget(first, max_reps);
+    for (int r = 1; r < rounds; r++)
+        for (int i = 0; i < VARIANTS; i++) {
+            const int v = orders[r % 6][i];
+            if (pc->present[v])
+                t[v][r] = call_variant(pc, v);
+        }
+    for (int v = 0; v < VARIANTS; v++) {
+        if (pc->present[v]) {
+            rows[v]->ms = bench_median(t[v], rounds);
+            rows[v]->reps = rounds;
+            rows[v]->gflops = bench_gflops(bc, rows[v]->ms);
+        }
+        free(t[v]);
+    }
+}
+
+int bench_policy(const bench_opts *o, bench_table *t)
+{
+    void *openblas_handle = NULL;
+    const bench_sgemm_fn openblas = o->no_openblas ? NULL : bench_load_openblas(&openblas_handle);
+    if (!o->no_openblas && !openblas) {
+        printf("OpenBLAS not loadable (set OPENBLAS_LIB, or pass --no-openblas): skipped\n");
+        return 77;
+    }
+    const int gpu = tiledblas_gpu_available();
+    if (!gpu && !openblas) {
+        printf("no usable GPU and no OpenBLAS: nothing to compare auto mode with; skipped\n");
+        return 77;
+    }
+    const int initial = tiledblas_get_device();
+    printf("tiledblas: cblas_sgemm of libtiledblas %s, set to auto and to the GPU in turn "
+           "(tiledblas_set_device), GPU available: %s, CPU backend: %s\n",
+           tiledblas_version(), gpu ? "yes" : "no (auto against OpenBLAS alone)", tiledblas_cpu_backend());
+    if (!openblas)
+        printf("OpenBLAS alone: not timed (--no-openblas); auto against the forced GPU\n");
+    printf("timing: wall clock around each call, host memory in and out; after a checked call each, "
+           "rounds of one call per variant, each round in another of the six orders; medians of up to "
+           "%d rounds\n", o->reps);
+    printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU); target for auto: >= %.2f\n",
+           TARGET);
+    fflush(stdout);
+
+    int cases = 0, met = 0;
+    char misses[2048] = "";
+    for (int si = 0; si < o->nshapes; si++) {
+        bench_host_bufs h;
+        bench_sample *s = bench_xmalloc(BENCH_SAMPLES * sizeof *s);
+        bench_host_bufs_make(&h, o->shapes[si], o->beta);
+        for (int i = 0; i < o->ntrans; i++) {
+            const bench_case bc = bench_case_make(o, o->shapes[si], o->trans[i]);
+            const tb_gemm_args g = bench_colmajor(&bc, h.a, h.b, h.c0);
+            bench_samples_make(&g, s);
+            policy_case pc = {.present = {1, gpu, openblas != NULL}};
+            bench_row *rows[VARIANTS] = {0};
+            for (int v = 0; v < VARIANTS; v++) {
+                pc.call[v] = (bench_host_call){v == OPENBLAS ? openblas : cblas_sgemm, &bc, h.a, h.b, h.c};
+                if (!pc.present[v])
+                    continue;
+                rows[v] = bench_table_add(t, &bc, variant_names[v]);
+                if (v != OPENBLAS)
+                    tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
+                bench_host_check(rows[v], pc.call[v].sgemm, &bc, &h, s);
+            }
+            /* The checks poisoned and rewrote C: beta != 0 now accumulates, which costs the same. */
+            time_interleaved(&pc, &bc, o->reps, rows);
+
+            const double best = !gpu                                           ? rows[OPENBLAS]->ms
+                                : !openblas || rows[GPU]->ms < rows[OPENBLAS]->ms ? rows[GPU]->ms
+                                                                                  : rows[OPENBLAS]->ms;
+            for (int v = 0; v < VARIANTS; v++)
+                if (rows[v]) {
+                    rows[v]->ratio = rows[v]->ms > 0.0 ? best / rows[v]->ms : 0.0;
+                    if (!rows[v]->failed)
+                        snprintf(rows[v]->status, sizeof rows[v]->status, "ok");
+                }
+            cases++;
+            if (rows[AUTO]->ratio >= TARGET) {
+                met++;
+            } else {
+                char miss[96];
+                snprintf(miss, sizeof miss, "%s%s %s %.3f", misses[0] ? ", " : "", bc.shape, bc.op,
+                         rows[AUTO]->ratio);
+                if (sizeof misses - strlen(misses) > strlen(miss))
+                    strcat(misses, miss);
+            }
+            fprintf(stderr, "[policy] %s %s: auto %.4f ms, gpu %.4f ms, openblas %.4f ms (%d rounds; 0: not timed): "
+                    "auto at %.3f\n", bc.shape, bc.op, rows[AUTO]->ms, gpu ? rows[GPU]->ms : 0.0,
+                    openblas ? rows[OPENBLAS]->ms : 0.0, rows[AUTO]->reps, rows[AUTO]->ratio);
+        }
+        free(s);
+        bench_host_bufs_free(&h);
+    }
+    tiledblas_set_device((tiledblas_device)initial);
+    printf("auto >= %.2f of the faster forced path: %d of %d cases%s%s\n", TARGET, met, cases,
+           misses[0] ? "; below: " : "", misses);
+    if (openblas_handle)
+        dlclose(openblas_handle);
+    return 0;
+}
