@@ -109,12 +109,17 @@ int bench_policy(const bench_opts *o, bench_table *t)
             const tb_gemm_args g = bench_colmajor(&bc, h.a, h.b, h.c0);
             bench_samples_make(&g, s);
             policy_case pc = {.present = {1, gpu, openblas != NULL}};
+            /* Adding a row may move the table: the case's rows are added first, then pointed to. */
+            const size_t first_row = t->len;
+            for (int v = 0; v < VARIANTS; v++)
+                if (pc.present[v])
+                    bench_table_add(t, &bc, variant_names[v]);
             bench_row *rows[VARIANTS] = {0};
-            for (int v = 0; v < VARIANTS; v++) {
+            for (int v = 0, at = 0; v < VARIANTS; v++) {
                 pc.call[v] = (bench_host_call){v == OPENBLAS ? openblas : cblas_sgemm, &bc, h.a, h.b, h.c};
                 if (!pc.present[v])
                     continue;
-                rows[v] = bench_table_add(t, &bc, variant_names[v]);
+                rows[v] = &t->rows[first_row + at++];
                 if (v != OPENBLAS)
                     tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
                 bench_host_check(rows[v], pc.call[v].sgemm, &bc, &h, s);

@@ -7,8 +7,9 @@
 #
 # STEPS picks what runs after the build (default "test bench"): test (ctest),
 # bench (the ladder at 1024..8192, host-to-host, the stages of one call),
-# policy (auto mode against OpenBLAS alone and the forced GPU, 16..16384 and
-# skinny shapes), shapes (the fast-kernel shape list and every transpose),
+# policy (auto mode against OpenBLAS alone and the forced GPU, interleaved in one
+# process, 16..16384 and skinny shapes; OpenBLAS's threads spinning after a call,
+# as by default, and parked), shapes (the fast-kernel shape list and every transpose),
 # tune (every tile shape of the regtile and multistage rungs on that list), sanitize
 # (compute-sanitizer).
 # It writes, under $OUT (./suite-out when unset):
@@ -124,6 +125,10 @@ if want policy; then
     small=16,32,64,96,128,192,256,384,512,768,1024,2048,4096
     skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
     bench policy 180 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 --sizes $small,$skinny
+    # The same with OpenBLAS's threads parked right after each call: by default they spin
+    # ~0.1 s, and the GPU calls interleaved with OpenBLAS's then wait for CPUs.
+    bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 \
+        --sizes $small,$skinny
     bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
@@ -168,7 +173,7 @@ fi
 # One CSV: the step's name, then the benchmark's columns.
 first=1
 for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
-    policy policy-large kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
+    policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
