@@ -112,11 +112,6 @@ static void copy_bytes(void *dst, const void *src, size_t bytes)
     memcpy(dst, src, bytes);
 }
 
-/*
- * Part `part` of `parts`: one contiguous range when both blocks are dense (large
- * copies fastest), else whole columns when there are enough, else
- * slices of each column.
- */
 /* One contiguous run of `count` elements of the job. */
 static void move_run(const copy_job *job, float *dst, const float *src, int64_t count)
 {
@@ -129,6 +124,11 @@ static void move_run(const copy_job *job, float *dst, const float *src, int64_t 
         dst[i] = src[i] + beta * dst[i];
 }
 
+/*
+ * Part `part` of `parts`: one contiguous range when both blocks are dense (large
+ * copies fastest), else whole columns when there are enough, else
+ * slices of each column.
+ */
 static void copy_part(const copy_job *job, int part, int parts)
 {
     if (job->src_ld == job->rows && job->dst_ld == job->rows) {
