@@ -89,8 +89,12 @@ def plot_policy(rows, out):
     rows = [r for r in rows if r["mode"] == "policy" and float(r["ratio"]) > 0]
     if not rows:
         return False
+    def series_of(r):
+        """The suite runs --policy in several steps (OpenBLAS's threads spinning, parked; large sizes)."""
+        return r["variant"] + (" [" + r["step"].replace("-large", "") + "]" if "step" in r else "")
+
     xs, series = grouped(rows, lambda r: r["shape"] + ("" if r["op"] == "row NN" else " " + r["op"]),
-                         lambda r: r["variant"], lambda r: float(r["ratio"]))
+                         series_of, lambda r: float(r["ratio"]))
     fig, ax = plt.subplots(figsize=(14, 5))
     bars(ax, xs, series, "speed / faster forced path's (log)", log=True)
     ax.axhline(0.95, color="black", linewidth=0.8, linestyle="--")
