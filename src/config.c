@@ -17,8 +17,7 @@
 
 static tb_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-/* Apart from the rest: tiledblas_set_device changes it while other threads call. */
-static atomic_int device_mode = TILEDBLAS_DEVICE_AUTO;
+static atomic_int config_read;
 
 static double env_number(const char *name, double fallback)
 {
@@ -39,9 +38,9 @@ static void read_environment(void)
     const char *device = getenv("TILEDBLAS_DEVICE");
     if (device && *device) {
         if (strcasecmp(device, "gpu") == 0)
-            atomic_store(&device_mode, TILEDBLAS_DEVICE_GPU);
+            atomic_store(&config.device, TILEDBLAS_DEVICE_GPU);
         else if (strcasecmp(device, "cpu") == 0)
-            atomic_store(&device_mode, TILEDBLAS_DEVICE_CPU);
+            atomic_store(&config.device, TILEDBLAS_DEVICE_CPU);
         else if (strcasecmp(device, "auto") != 0)
             tb_warn("ignoring TILEDBLAS_DEVICE=%s (expected auto, gpu or cpu)", device);
     }
@@ -66,22 +65,24 @@ static void read_environment(void)
     config.pinned_mb = (int)env_number("TILEDBLAS_PINNED_MB", TB_DEFAULT_PINNED_MB);
     config.device_mb = (int)env_number("TILEDBLAS_DEVICE_MB", 0);
     config.copy_threads = (int)env_number("TILEDBLAS_COPY_THREADS", 0);
+    atomic_store_explicit(&config_read, 1, memory_order_release);
 }
 
 const tb_config *tb_config_get(void)
 {
-    pthread_once(&config_once, read_environment);
+    if (!atomic_load_explicit(&config_read, memory_order_acquire)) /* every SGEMM asks: skip the call */
+        pthread_once(&config_once, read_environment);
     return &config;
 }
 
 tiledblas_device tb_config_device(void)
 {
     pthread_once(&config_once, read_environment);
-    return (tiledblas_device)atomic_load(&device_mode);
+    return (tiledblas_device)atomic_load(&config.device);
 }
 
 tiledblas_device tb_config_set_device(tiledblas_device device)
 {
     pthread_once(&config_once, read_environment); /* the environment must not overwrite it later */
-    return (tiledblas_device)atomic_exchange(&device_mode, (int)device);
+    return (tiledblas_device)atomic_exchange(&config.device, (int)device);
 }

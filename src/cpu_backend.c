@@ -113,7 +113,8 @@ static void builtin_sgemm(const tb_call *c)
 
 void tb_cpu_sgemm(const tb_call *c)
 {
-    pthread_once(&backend_once, resolve_backend);
+    if (!atomic_load_explicit(&backend_resolved, memory_order_acquire)) /* skips a call per SGEMM */
+        pthread_once(&backend_once, resolve_backend);
     if (!backend.sgemm) {
         builtin_sgemm(c);
         return;

@@ -172,6 +172,7 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
 /* Where the brk heap starts: its [heap] line, or the break itself while there is no heap yet; 0 unknown. */
 static uintptr_t heap_start;
 static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
+static atomic_int heap_found; /* heap_start is final: one pthread_once call less per SGEMM */
 
 static void find_heap_start(void)
 {
@@ -190,11 +191,13 @@ static void find_heap_start(void)
     }
     fclose(maps);
     heap_start = brk_now != (uintptr_t)-1 ? start : 0;
+    atomic_store_explicit(&heap_found, 1, memory_order_release);
 }
 
 void tb_brk_heap(uintptr_t *start, uintptr_t *end)
 {
-    pthread_once(&heap_once, find_heap_start);
+    if (!atomic_load_explicit(&heap_found, memory_order_acquire))
+        pthread_once(&heap_once, find_heap_start);
     const uintptr_t brk_now = (uintptr_t)sbrk(0);
     const int known = heap_start && brk_now != (uintptr_t)-1;
     *start = known ? heap_start : 0;

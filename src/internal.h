@@ -3,6 +3,7 @@
 #define TILEDBLAS_INTERNAL_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -67,6 +68,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin);
 
 /* --- configuration (src/config.c), read once from the environment --- */
 typedef struct tb_config {
+    atomic_int device;    /* tiledblas_device; tiledblas_set_device changes it while other threads call */
     int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
     int kernel;           /* tb_kernel_id */
     double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
@@ -178,8 +180,6 @@ void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The start of a call for its trace line: the clock at TILEDBLAS_VERBOSE=2, else 0 (the clock costs). */
-double tb_trace_clock(void);
 
 /* --- TILEDBLAS_VERBOSE=3: the stages of a pipelined call on one clock (src/pipeline_trace.c) --- */
 void tb_trace_pipeline_begin(cudaStream_t stream);
@@ -192,7 +192,7 @@ double tb_trace_host_begin(void);
 void tb_trace_host_end(double begin, const char *what, int64_t panel);
 /* Once the call's work is done: prints the stages by start time. */
 void tb_trace_pipeline_end(void);
-/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (started at tb_trace_clock()). */
+/* At TILEDBLAS_VERBOSE >= 1, accounts the call and, at 2, prints its trace line (start: the clock then). */
 void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start);
 
 /* Prints a warning the first time the enclosing call site is reached. */

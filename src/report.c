@@ -22,11 +22,6 @@ void tb_warn(const char *fmt, ...)
     fprintf(stderr, "tiledblas: warning: %s\n", line);
 }
 
-double tb_trace_clock(void)
-{
-    return tb_config_get()->verbose >= 2 ? tb_seconds_now() : 0.0;
-}
-
 void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start)
 {
     const int verbose = tb_config_get()->verbose;
