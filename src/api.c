@@ -26,5 +26,5 @@ int tiledblas_set_device(tiledblas_device device)
 
 tiledblas_device tiledblas_get_device(void)
 {
-    return tb_config_device();
+    return (tiledblas_device)atomic_load(&tb_config_get()->device);
 }

@@ -75,12 +75,6 @@ const tb_config *tb_config_get(void)
     return &config;
 }
 
-tiledblas_device tb_config_device(void)
-{
-    pthread_once(&config_once, read_environment);
-    return (tiledblas_device)atomic_load(&config.device);
-}
-
 tiledblas_device tb_config_set_device(tiledblas_device device)
 {
     pthread_once(&config_once, read_environment); /* the environment must not overwrite it later */

@@ -78,9 +78,7 @@ typedef struct tb_config {
     int copy_threads;     /* host copy threads; 0: half the CPUs */
 } tb_config;
 const tb_config *tb_config_get(void);
-/* The path for calls on host memory (TILEDBLAS_DEVICE, then tiledblas_set_device). */
-tiledblas_device tb_config_device(void);
-/* Sets it; returns the previous one. */
+/* Sets the path for calls on host memory (config->device); returns the previous one. */
 tiledblas_device tb_config_set_device(tiledblas_device device);
 
 /* --- auto mode's cost model (src/cost_model.c) --- */
@@ -192,8 +190,15 @@ double tb_trace_host_begin(void);
 void tb_trace_host_end(double begin, const char *what, int64_t panel);
 /* Once the call's work is done: prints the stages by start time. */
 void tb_trace_pipeline_end(void);
-/* At TILEDBLAS_VERBOSE >= 1, accounts the call and, at 2, prints its trace line (start: the clock then). */
-void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start);
+/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (start: the clock then). */
+void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, double start, int verbose);
+/* tb_account_call at TILEDBLAS_VERBOSE >= 1; inline, so that a silent call pays one comparison. */
+static inline void tb_report_call(const tb_config *config, const tb_origin *origin, int on_gpu, const char *reason,
+                                  double start)
+{
+    if (config->verbose > 0)
+        tb_account_call(origin, on_gpu, reason, start, config->verbose);
+}
 
 /* Prints a warning the first time the enclosing call site is reached. */
 #define TB_WARN_ONCE(...)                                       \

@@ -22,11 +22,8 @@ void tb_warn(const char *fmt, ...)
     fprintf(stderr, "tiledblas: warning: %s\n", line);
 }
 
-void tb_report_call(const tb_origin *origin, int on_gpu, const char *reason, double start)
+void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, double start, int verbose)
 {
-    const int verbose = tb_config_get()->verbose;
-    if (verbose < 1)
-        return;
     const double gflop = 2e-9 * origin->m * origin->n * origin->k;
     pthread_mutex_lock(&totals.lock);
     totals.calls[on_gpu]++;

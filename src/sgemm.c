@@ -56,19 +56,12 @@ static residency find_residency(const tb_call *call, int reads_ab, int small)
     return where;
 }
 
-/* Reporting costs nothing unless asked for: a 16^3 call takes well under a microsecond. */
-static void report(const tb_config *config, const tb_origin *origin, int on_gpu, const char *reason, double start)
-{
-    if (config->verbose > 0)
-        tb_report_call(origin, on_gpu, reason, start);
-}
-
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
 {
     const tb_config *config = tb_config_get();
     const double start = config->verbose >= 2 ? tb_seconds_now() : 0.0;
     if (call->m == 0 || call->n == 0) {
-        report(config, origin, 0, "empty", start);
+        tb_report_call(config, origin, 0, "empty", start);
         return;
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
@@ -93,7 +86,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         reason = "device-pointers";
     } else if (!reads_ab) {
         tb_scale_c_host(call);
-        report(config, origin, 0, "scale-only", start);
+        tb_report_call(config, origin, 0, "scale-only", start);
         return;
     } else if ((device = atomic_load(&config->device)) == TILEDBLAS_DEVICE_CPU) {
         use_gpu = 0;
@@ -119,7 +112,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         if (status == TB_GPU_OK) {
-            report(config, origin, 1, reason, start);
+            tb_report_call(config, origin, 1, reason, start);
             return;
         }
         if (resident) {
@@ -139,5 +132,5 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     } else {
         tb_cpu_sgemm(call);
     }
-    report(config, origin, 0, reason, start);
+    tb_report_call(config, origin, 0, reason, start);
 }
