@@ -34,12 +34,7 @@ static void call_with(tiledblas_device device, int n, tb_rng *rng)
     tb_gemm_case gc = {.layout = TB_ROW_MAJOR, .trans_a = TB_NO_TRANS, .trans_b = TB_TRANS,
                        .m = n, .n = n, .k = n, .alpha = 0.5f, .beta = 0.0f};
     tb_case_set_ld(&gc, 0, 1, 2);
-    char label[200];
-    tb_case_label(&gc, "call", label, sizeof label);
-    tb_gemm_operands ops;
-    tb_operands_make(&ops, &gc, rng);
-    expect(tb_run_case(&gc, &ops, label) == 0, label);
-    tb_operands_free(&ops);
+    tb_tally_random_case(&tally, &gc, "call", rng);
 }
 
 /* The trace lines of the calls, in order, caught from stderr while `calls` runs. */
@@ -132,13 +127,9 @@ static void *run_caller(void *arg)
                            .trans_b = tb_transposes[(i + self->index) % 3], .m = 96 + i, .n = 160,
                            .k = 130 - i, .alpha = 1.0f, .beta = i % 2 ? 0.5f : 0.0f};
         tb_case_set_ld(&gc, i % 3, 1, 0);
-        char what[64], label[300];
+        char what[64];
         snprintf(what, sizeof what, "caller %d call %d", self->index, i);
-        tb_case_label(&gc, what, label, sizeof label);
-        tb_gemm_operands ops;
-        tb_operands_make(&ops, &gc, &rng);
-        tb_tally_record(&self->tally, tb_run_case(&gc, &ops, label) == 0, label);
-        tb_operands_free(&ops);
+        tb_tally_random_case(&self->tally, &gc, what, &rng);
     }
     return NULL;
 }

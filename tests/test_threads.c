@@ -49,14 +49,9 @@ static void *run_worker(void *arg)
         };
         tb_case_set_ld(&gc, tb_rng_below(&rng, 4), tb_rng_below(&rng, 4), tb_rng_below(&rng, 4));
 
-        char what[64], label[300];
+        char what[64];
         snprintf(what, sizeof what, "thread %d call %d", self->index, call);
-        tb_case_label(&gc, what, label, sizeof label);
-
-        tb_gemm_operands ops;
-        tb_operands_make(&ops, &gc, &rng);
-        tb_tally_record(&self->tally, tb_run_case(&gc, &ops, label) == 0, label);
-        tb_operands_free(&ops);
+        tb_tally_random_case(&self->tally, &gc, what, &rng);
     }
     return NULL;
 }

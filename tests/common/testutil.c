@@ -342,6 +342,16 @@ void tb_tally_record(tb_tally *tally, int ok, const char *label)
     }
 }
 
+void tb_tally_random_case(tb_tally *tally, const tb_gemm_case *gc, const char *what, tb_rng *rng)
+{
+    char label[300];
+    tb_case_label(gc, what, label, sizeof label);
+    tb_gemm_operands ops;
+    tb_operands_make(&ops, gc, rng);
+    tb_tally_record(tally, tb_run_case(gc, &ops, label) == 0, label);
+    tb_operands_free(&ops);
+}
+
 int tb_tally_report(const tb_tally *tally)
 {
     printf("%d passed, %d failed\n", tally->passed, tally->failed);

@@ -124,6 +124,8 @@ typedef struct tb_tally {
 
 /* Counts a case; a failed one also prints its label, after the check's own messages. */
 void tb_tally_record(tb_tally *tally, int ok, const char *label);
+/* One whole case on random operands from rng (tb_run_case), counted, labelled "WHAT: ...". */
+void tb_tally_random_case(tb_tally *tally, const tb_gemm_case *gc, const char *what, tb_rng *rng);
 /* Prints "N passed, M failed"; returns the exit status, 0 when nothing failed. */
 int tb_tally_report(const tb_tally *tally);
 
