@@ -37,11 +37,16 @@ typedef struct policy_case {
     int present[VARIANTS];
 } policy_case;
 
-/* One call of variant v, with the library set to its path first. */
-static double call_variant(policy_case *pc, int v)
+/* Sets the library's path for variant v (OpenBLAS is called directly). */
+static void select_path(int v)
 {
     if (v != OPENBLAS)
         tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
+}
+
+static double call_variant(policy_case *pc, int v)
+{
+    select_path(v);
     return bench_host_call_ms(&pc->call[v]);
 }
 
@@ -120,8 +125,7 @@ int bench_policy(const bench_opts *o, bench_table *t)
                 if (!pc.present[v])
                     continue;
                 rows[v] = &t->rows[first_row + at++];
-                if (v != OPENBLAS)
-                    tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
+                select_path(v);
                 bench_host_check(rows[v], pc.call[v].sgemm, &bc, &h, s);
             }
             /* The checks poisoned and rewrote C: beta != 0 now accumulates, which costs the same. */
