@@ -10,7 +10,8 @@
  *        rates, and the flops at the kernel's rate, each measured through the
  *        real GPU path (copies and kernel are summed, not overlapped: the
  *        model leans to the CPU).
- * The GPU is chosen when its predicted time is the shorter.
+ * The path predicted faster is taken; where the two are close, the
+ * predictions are corrected by what such calls measured (crossover.h).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "crossover.h"
 #include "internal.h"
 
 /* Tries at measuring (a GPU briefly out of memory may fail one); after the last, the CPU. */
@@ -189,22 +191,62 @@ int tb_cost_model_describe(char *text, size_t size)
     return 1;
 }
 
-const char *tb_cpu_is_faster(const tb_call *call)
+/* Calibrates once (a few tries); 1 when the model's constants are valid. */
+static int calibrated(void)
 {
-    if (!tb_gpu_usable())
-        return NULL; /* the caller reports why the GPU is out */
-    if (!atomic_load(&costs.valid)) {
-        pthread_mutex_lock(&costs.lock);
-        if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES) {
-            costs.tries++;
-            calibrate();
-            if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
-                tb_warn("could not measure the GPU path %d times; auto mode uses the CPU BLAS",
-                        CALIBRATION_TRIES);
-        }
-        pthread_mutex_unlock(&costs.lock);
-        if (!atomic_load(&costs.valid))
-            return "uncalibrated";
+    if (atomic_load(&costs.valid))
+        return 1;
+    pthread_mutex_lock(&costs.lock);
+    if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES) {
+        costs.tries++;
+        calibrate();
+        if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
+            tb_warn("could not measure the GPU path %d times; auto mode uses the CPU BLAS", CALIBRATION_TRIES);
     }
-    return predict_cpu(call) <= predict_gpu(call) ? "cpu-faster" : NULL;
+    pthread_mutex_unlock(&costs.lock);
+    return atomic_load(&costs.valid);
+}
+
+/* What calls near the crossover measured, per class (crossover.h). */
+static struct {
+    pthread_mutex_t lock;
+    tb_crossover_class classes[TB_CROSSOVER_CLASSES];
+} crossover = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+tb_auto_choice tb_auto_choose(const tb_call *call)
+{
+    tb_auto_choice choice = {.use_gpu = 0, .measure_class = -1};
+    if (!tb_gpu_usable()) {
+        choice.reason = "no-gpu";
+        return choice;
+    }
+    if (!calibrated()) {
+        choice.reason = "uncalibrated";
+        return choice;
+    }
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = predict_cpu(call), [TB_PATH_GPU] = predict_gpu(call)};
+    if (!tb_crossover_in_band(predicted)) {
+        choice.use_gpu = predicted[TB_PATH_GPU] < predicted[TB_PATH_CPU];
+        choice.reason = choice.use_gpu ? "gpu-faster" : "cpu-faster";
+        return choice;
+    }
+    const int cls = tb_crossover_class_of(flops_of(call), bytes_in(call) + bytes_out(call));
+    int trial;
+    pthread_mutex_lock(&crossover.lock);
+    const int path = tb_crossover_choose(&crossover.classes[cls], predicted, &trial);
+    pthread_mutex_unlock(&crossover.lock);
+    static const char *const reasons[2][TB_PATHS] = {{"cpu-measured", "gpu-measured"}, {"cpu-trial", "gpu-trial"}};
+    choice.use_gpu = path == TB_PATH_GPU;
+    choice.reason = reasons[trial][path];
+    choice.measure_class = cls;
+    choice.predicted_seconds = predicted[path];
+    return choice;
+}
+
+void tb_auto_measured(const tb_auto_choice *choice, double seconds)
+{
+    pthread_mutex_lock(&crossover.lock);
+    tb_crossover_record(&crossover.classes[choice->measure_class], choice->use_gpu ? TB_PATH_GPU : TB_PATH_CPU,
+                        choice->predicted_seconds, seconds);
+    pthread_mutex_unlock(&crossover.lock);
 }

@@ -82,9 +82,15 @@ const tb_config *tb_config_get(void);
 tiledblas_device tb_config_set_device(tiledblas_device device);
 
 /* --- auto mode's cost model (src/cost_model.c) --- */
-/* Why the CPU BLAS should take this call on host memory (one above the GPU floor), or NULL when
- * the GPU is faster. */
-const char *tb_cpu_is_faster(const tb_call *call);
+/* Auto mode's path for a call on host memory above the GPU floor, and why. */
+typedef struct tb_auto_choice {
+    int use_gpu;
+    const char *reason;       /* for the per-call trace */
+    int measure_class;        /* >= 0: near the crossover; pass the call's time to tb_auto_measured */
+    double predicted_seconds; /* of the path chosen */
+} tb_auto_choice;
+tb_auto_choice tb_auto_choose(const tb_call *call);
+void tb_auto_measured(const tb_auto_choice *choice, double seconds);
 /* The measured constants as text; 0 (and nothing written) before the first measurement. */
 int tb_cost_model_describe(char *text, size_t size);
 

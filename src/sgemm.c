@@ -80,6 +80,7 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     const char *reason;
     int use_gpu;
     tiledblas_device device;
+    tb_auto_choice choice = {.measure_class = -1};
     if (resident) {
         /* The CPU BLAS cannot read device memory: these always run on the GPU. */
         use_gpu = 1;
@@ -101,17 +102,19 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     } else if (small) {
         use_gpu = 0; /* tiny calls never pay for the GPU: no model, and CUDA is not started */
         reason = "small";
-    } else if ((reason = tb_cpu_is_faster(call))) {
-        use_gpu = 0;
     } else {
-        use_gpu = tb_gpu_usable();
-        reason = use_gpu ? "gpu-faster" : "no-gpu";
+        choice = tb_auto_choose(call);
+        use_gpu = choice.use_gpu;
+        reason = choice.reason;
     }
+    const double measure_start = choice.measure_class >= 0 ? tb_seconds_now() : 0.0;
 
     if (use_gpu) {
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         if (status == TB_GPU_OK) {
+            if (choice.measure_class >= 0)
+                tb_auto_measured(&choice, tb_seconds_now() - measure_start);
             tb_report_call(config, origin, 1, reason, start);
             return;
         }
@@ -131,6 +134,8 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             tb_cpu_sgemm(&rows_below);
     } else {
         tb_cpu_sgemm(call);
+        if (choice.measure_class >= 0)
+            tb_auto_measured(&choice, tb_seconds_now() - measure_start);
     }
     tb_report_call(config, origin, 0, reason, start);
 }

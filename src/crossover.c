@@ -1,0 +1,62 @@
+/* Auto mode's measured corrections near the crossover (see crossover.h). */
+#include <math.h>
+
+#include "crossover.h"
+
+/* 2^18 flops (about 51^3) is the lowest class: the GPU floor's default is 5e5. */
+#define LOWEST_FLOPS_LOG2 18
+
+static int clamp(int x, int lo, int hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+int tb_crossover_in_band(const double predicted[TB_PATHS])
+{
+    const double cpu = predicted[TB_PATH_CPU], gpu = predicted[TB_PATH_GPU];
+    return cpu > 0.0 && gpu > 0.0 && cpu < TB_CROSSOVER_BAND * gpu && gpu < TB_CROSSOVER_BAND * cpu;
+}
+
+int tb_crossover_class_of(double flops, double bytes)
+{
+    const int by_flops = (int)floor(2.0 * (log2(flops > 1.0 ? flops : 1.0) - LOWEST_FLOPS_LOG2));
+    const int by_intensity = (int)floor(log2(bytes > 0.0 && flops > bytes ? flops / bytes : 1.0));
+    return clamp(by_flops, 0, TB_CROSSOVER_FLOP_CLASSES - 1) * TB_CROSSOVER_INTENSITY_CLASSES +
+           clamp(by_intensity, 0, TB_CROSSOVER_INTENSITY_CLASSES - 1);
+}
+
+static double median_ratio(const float r[TB_CROSSOVER_SAMPLES])
+{
+    _Static_assert(TB_CROSSOVER_SAMPLES == 3, "the median below is of three");
+    const double a = r[0], b = r[1], c = r[2];
+    return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial)
+{
+    const int predicted_best = predicted[TB_PATH_GPU] < predicted[TB_PATH_CPU];
+    cls->choices++;
+    *trial = 1;
+    /* The predicted faster path is measured first: a class seen only once costs nothing extra. */
+    if (cls->samples[predicted_best] < TB_CROSSOVER_SAMPLES)
+        return predicted_best;
+    if (cls->samples[!predicted_best] < TB_CROSSOVER_SAMPLES)
+        return !predicted_best;
+    const double cpu = predicted[TB_PATH_CPU] * median_ratio(cls->ratios[TB_PATH_CPU]);
+    const double gpu = predicted[TB_PATH_GPU] * median_ratio(cls->ratios[TB_PATH_GPU]);
+    const int measured_best = gpu < cpu;
+    *trial = cls->choices % TB_CROSSOVER_RETRY == 0;
+    if (!*trial)
+        return measured_best;
+    /* The other path's old ratios are forgotten: it is measured afresh, this call and the next two. */
+    cls->samples[!measured_best] = 0;
+    return !measured_best;
+}
+
+void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds)
+{
+    if (!(predicted > 0.0) || !(seconds >= 0.0))
+        return;
+    cls->ratios[path][cls->samples[path] % TB_CROSSOVER_SAMPLES] = (float)(seconds / predicted);
+    cls->samples[path]++;
+}

@@ -1,0 +1,44 @@
+/*
+ * Auto mode's memory of calls near the crossover. The cost model's constants
+ * are measured once, in milliseconds, and where it predicts both paths within
+ * a factor of TB_CROSSOVER_BAND of each other its errors (the CPU BLAS at
+ * 64^3 was calibrated at 31 us and ran in 23) decide the choice. There, calls
+ * are timed, and each path's measured over predicted time is kept per class
+ * of calls (flops and flops per byte). The choice scales each prediction by
+ * the median of its path's last TB_CROSSOVER_SAMPLES ratios; until a path has
+ * that many it is tried. Every TB_CROSSOVER_RETRY calls the other path is
+ * measured afresh, so that it is seen to get faster (the path taken is
+ * measured at every call, so its slowing down is seen at once); that costs
+ * at most 3 calls in 512, each within the band's factor.
+ *
+ * No locking here: the caller serialises access to a class.
+ */
+#ifndef TILEDBLAS_CROSSOVER_H
+#define TILEDBLAS_CROSSOVER_H
+
+#define TB_CROSSOVER_BAND 3.0
+#define TB_CROSSOVER_SAMPLES 3
+#define TB_CROSSOVER_RETRY 512
+
+enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
+
+typedef struct tb_crossover_class {
+    float ratios[TB_PATHS][TB_CROSSOVER_SAMPLES]; /* measured over predicted seconds, a ring per path */
+    unsigned samples[TB_PATHS];                   /* calls measured per path */
+    unsigned choices;                             /* calls chosen in this class */
+} tb_crossover_class;
+
+/* Classes of calls: half-octaves of flops times octaves of flops per byte moved. */
+enum { TB_CROSSOVER_FLOP_CLASSES = 48, TB_CROSSOVER_INTENSITY_CLASSES = 12 };
+enum { TB_CROSSOVER_CLASSES = TB_CROSSOVER_FLOP_CLASSES * TB_CROSSOVER_INTENSITY_CLASSES };
+
+/* Whether predictions this close are worth measuring (predicted[TB_PATH_CPU], [TB_PATH_GPU] in seconds). */
+int tb_crossover_in_band(const double predicted[TB_PATHS]);
+/* The class of a call of `flops` moving `bytes` to and from the GPU: 0 .. TB_CROSSOVER_CLASSES-1. */
+int tb_crossover_class_of(double flops, double bytes);
+/* The path for a call in the band; *trial tells whether it was taken to be measured. */
+int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial);
+/* A call on `path` took `seconds` where `predicted` were expected. */
+void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds);
+
+#endif /* TILEDBLAS_CROSSOVER_H */

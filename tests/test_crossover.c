@@ -1,0 +1,143 @@
+/*
+ * Auto mode's corrections near the crossover (src/crossover.c), driven with
+ * simulated timings: a class whose cost model picks the wrong path (as the
+ * H100 machine's did at 64^3: CPU predicted 31 us, GPU 24; measured 23 and
+ * 28) must settle on the right one after its trials, keep it through one
+ * outlier, follow a path that slows down at once and one that speeds up by
+ * the next retry, and spend few calls on the slower path.
+ */
+#include <stdio.h>
+
+#include "crossover.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                          \
+    do {                                          \
+        if (!(cond)) {                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                  \
+            printf("\n");                         \
+            failures++;                           \
+        }                                         \
+    } while (0)
+
+/* Deterministic noise within +-10%. */
+static double jitter(unsigned i)
+{
+    const unsigned h = (i * 2654435761u) >> 16;
+    return 0.9 + 0.2 * (double)(h % 1000) / 1000.0;
+}
+
+typedef struct {
+    unsigned calls[TB_PATHS], trials;
+} tally;
+
+/* `calls` choices in `cls` where the paths really take true_s[path] seconds; `outlier_at`: that call
+ * takes 100 times as long (0: none). Returns the path of the last call. */
+static int run(tb_crossover_class *cls, const double predicted[TB_PATHS], const double true_s[TB_PATHS],
+               unsigned calls, unsigned outlier_at, tally *t)
+{
+    static unsigned clock;
+    int path = -1;
+    for (unsigned i = 1; i <= calls; i++) {
+        int trial;
+        path = tb_crossover_choose(cls, predicted, &trial);
+        t->calls[path]++;
+        t->trials += (unsigned)trial;
+        const double seconds = true_s[path] * jitter(++clock) * (i == outlier_at ? 100.0 : 1.0);
+        tb_crossover_record(cls, path, predicted[path], seconds);
+    }
+    return path;
+}
+
+static void test_band(void)
+{
+    CHECK(tb_crossover_in_band((const double[]){31e-6, 24e-6}), "31 us against 24 us is close");
+    CHECK(tb_crossover_in_band((const double[]){24e-6, 31e-6}), "24 us against 31 us is close");
+    CHECK(!tb_crossover_in_band((const double[]){1e-3, 1e-4}), "a factor of 10 is not close");
+    CHECK(!tb_crossover_in_band((const double[]){1e-4, 1e-3}), "a factor of 10 is not close");
+    CHECK(!tb_crossover_in_band((const double[]){0.0, 1e-5}), "no prediction is not close");
+}
+
+static void test_classes(void)
+{
+    const double cube64 = 2.0 * 64 * 64 * 64, cube64_bytes = 4.0 * 4 * 64 * 64;
+    const int c64 = tb_crossover_class_of(cube64, cube64_bytes);
+    CHECK(c64 >= 0 && c64 < TB_CROSSOVER_CLASSES, "64^3 in range (%d)", c64);
+    CHECK(tb_crossover_class_of(2.0 * cube64, 2.0 * cube64_bytes) != c64, "twice the flops: another class");
+    CHECK(tb_crossover_class_of(1.2 * cube64, 1.2 * cube64_bytes) == c64, "20%% more: the same class");
+    /* 4096 x 4096 x 16 moves far more bytes per flop than the cube of the same flops. */
+    const double skinny = 2.0 * 4096 * 4096 * 16, skinny_bytes = 4.0 * (2 * 4096 * 16 + 4096.0 * 4096);
+    const double side = 645, cube_bytes = 4.0 * 3 * side * side;
+    CHECK(tb_crossover_class_of(skinny, skinny_bytes) != tb_crossover_class_of(skinny, cube_bytes),
+          "a skinny shape and a cube of its flops differ");
+    for (double f = 1.0; f < 1e20; f *= 7.0) {
+        const int c = tb_crossover_class_of(f, f / 3.0), d = tb_crossover_class_of(f, 0.0);
+        CHECK(c >= 0 && c < TB_CROSSOVER_CLASSES && d >= 0 && d < TB_CROSSOVER_CLASSES,
+              "flops %g: classes %d, %d in range", f, c, d);
+    }
+}
+
+static void test_settles_on_the_faster(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 31e-6, [TB_PATH_GPU] = 24e-6};
+    const double true_s[TB_PATHS] = {[TB_PATH_CPU] = 23e-6, [TB_PATH_GPU] = 28e-6};
+    tb_crossover_class cls = {0};
+    tally t = {{0}, 0};
+    /* The first calls follow the model (the GPU) while it is measured, then the CPU is. */
+    for (int i = 0; i < TB_CROSSOVER_SAMPLES; i++) {
+        int trial;
+        const int path = tb_crossover_choose(&cls, predicted, &trial);
+        CHECK(path == TB_PATH_GPU && trial, "call %d: the predicted path, on trial", i);
+        tb_crossover_record(&cls, path, predicted[path], true_s[path]);
+    }
+    int trial;
+    const int path = tb_crossover_choose(&cls, predicted, &trial);
+    CHECK(path == TB_PATH_CPU && trial, "then the other path, on trial");
+    tb_crossover_record(&cls, path, predicted[path], true_s[path]);
+
+    const unsigned calls = 10 * TB_CROSSOVER_RETRY;
+    CHECK(run(&cls, predicted, true_s, calls, 100, &t) == TB_PATH_CPU, "settles on the CPU");
+    /* Two more trials of the CPU, then one retry of the GPU (three calls) per TB_CROSSOVER_RETRY. */
+    const unsigned most_gpu = TB_CROSSOVER_SAMPLES * (calls / TB_CROSSOVER_RETRY + 1);
+    CHECK(t.calls[TB_PATH_GPU] <= most_gpu, "%u of %u calls on the slower GPU (at most %u)",
+          t.calls[TB_PATH_GPU], calls, most_gpu);
+    CHECK(t.calls[TB_PATH_GPU] >= calls / TB_CROSSOVER_RETRY, "the GPU is retried (%u calls)",
+          t.calls[TB_PATH_GPU]);
+}
+
+static void test_follows_changes(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 30e-6};
+    double true_s[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 30e-6};
+    tb_crossover_class cls = {0};
+    tally t = {{0}, 0};
+    CHECK(run(&cls, predicted, true_s, 50, 0, &t) == TB_PATH_CPU, "the model was right: the CPU");
+
+    /* The CPUs get busy: the CPU path triples. Two slow calls move its median. */
+    true_s[TB_PATH_CPU] = 60e-6;
+    tally after = {{0}, 0};
+    CHECK(run(&cls, predicted, true_s, 10, 0, &after) == TB_PATH_GPU, "a slower CPU path is left");
+    CHECK(after.calls[TB_PATH_CPU] <= 2, "within two calls (%u on the CPU)", after.calls[TB_PATH_CPU]);
+
+    /* They get free again: seen at the next retry, which measures the CPU afresh. */
+    true_s[TB_PATH_CPU] = 20e-6;
+    tally back = {{0}, 0};
+    CHECK(run(&cls, predicted, true_s, TB_CROSSOVER_RETRY + TB_CROSSOVER_SAMPLES + 1, 0, &back) == TB_PATH_CPU,
+          "a faster CPU path is taken again by the next retry");
+}
+
+int main(void)
+{
+    test_band();
+    test_classes();
+    test_settles_on_the_faster();
+    test_follows_changes();
+    if (failures) {
+        printf("%d checks failed\n", failures);
+        return 1;
+    }
+    printf("crossover: all checks passed\n");
+    return 0;
+}
