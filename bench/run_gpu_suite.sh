@@ -124,7 +124,7 @@ if want policy; then
     # and on the skinny shapes, the forced GPU alone beyond.
     small=16,32,64,96,128,192,256,384,512,768,1024,2048,4096
     skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
-    bench policy 180 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 --sizes $small,$skinny
+    bench policy 180 TILEDBLAS_VERBOSE=1 -- --policy --reps 20 --sizes $small,$skinny
     # The same with OpenBLAS's threads parked right after each call: by default they spin
     # ~0.1 s, and the GPU calls interleaved with OpenBLAS's then wait for CPUs.
     bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 \
