@@ -155,19 +155,24 @@ static double error_tolerance(int64_t k)
     return 16.0 * ldexp(1.0, -24) * sqrt((double)k);
 }
 
-/* One variant on one case: a checked warm-up call, then the timing. */
-static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *bc,
-                        const kernels_bufs *d, int variant, bench_table *t)
+/* Points r at variant v of the case. */
+static void select_variant(kernels_run *r, const bench_case *bc, const kernels_bufs *d, int variant)
 {
-    char name[sizeof t->rows->variant], why[64];
-    variant_name(r, variant, name, sizeof name);
-    bench_row *row = bench_table_add(t, bc, name);
-    bench_err e;
-
     r->variant = variant;
     r->args = bench_colmajor(bc, d->a, d->b, d->c);
     r->args.workspace = d->workspace;
     r->args.workspace_floats = d->workspace_floats;
+}
+
+/* One variant on one case, checked: a call on poisoned C, compared with the FP64 reference, then
+ * one untimed call (the first ever may load the kernel); 0 when it ran, so that it can be timed. */
+static int check_variant(kernels_run *r, const bench_case *bc, const kernels_bufs *d, int variant,
+                         bench_row *row)
+{
+    char why[64];
+    bench_err e;
+
+    select_variant(r, bc, d, variant);
     if (bc->beta == 0.0f) /* all-ones bytes are NaN: C must be written, never read */
         CUDA_CHECK(cudaMemsetAsync(d->c, 0xff, d->nc * sizeof *d->c, r->stream));
     else
@@ -175,8 +180,7 @@ static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *b
                                    cudaMemcpyDeviceToDevice, r->stream));
     if (launch(r) != 0 || finish(r, NULL) != 0) {
         fail(row, r->error);
-        fprintf(stderr, "[kernels] %s %s %s: %s\n", bc->shape, bc->op, row->variant, row->status);
-        return;
+        return -1;
     }
     CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
     row->error = sqrt(e.diff2 / e.ref2);
@@ -187,22 +191,67 @@ static void run_variant(kernels_run *r, const bench_opts *o, const bench_case *b
         snprintf(why, sizeof why, "error above %.1e", error_tolerance(bc->k));
         fail(row, why);
     }
-
-    row->reps = bench_time(timed_call, r, o->reps, &row->ms);
-    if (row->reps < 0) {
+    row->ms = timed_call(r);
+    if (row->ms < 0.0) {
         fail(row, r->error);
-        row->reps = 0;
-    } else {
-        row->gflops = bench_gflops(bc, row->ms);
+        return -1;
     }
-    if (!row->failed)
-        snprintf(row->status, sizeof row->status, "ok");
-    char plan[128] = "";
-    if (!r->tune && variant < r->cublas_id)
-        tb_kernel_describe_plan((tb_kernel_id)variant, &r->args, plan, sizeof plan);
-    fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s%s%s\n",
-            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
-            row->status, plan[0] ? ", plan: " : "", plan);
+    return 0;
+}
+
+/*
+ * Times the case's variants that ran (rows[v]->ms holds a first time; < 0:
+ * did not run) in rounds, each round starting one variant further on, so
+ * that GPU clocks and temperature, which drift under a long run of calls,
+ * fall on all of them alike. Each variant gets as many calls as its own first
+ * time allows, so a slow rung does not cut the fast ones' samples.
+ */
+static void time_variants(kernels_run *r, const bench_opts *o, const bench_case *bc, const kernels_bufs *d,
+                          bench_row **rows, int count)
+{
+    double *t = bench_xmalloc(sizeof(double) * (size_t)count * (size_t)o->reps);
+    int *reps = bench_xmalloc(sizeof(int) * (size_t)count), rounds = 0;
+    for (int v = 0; v < count; v++) {
+        reps[v] = rows[v]->ms < 0.0 ? 0 : bench_reps_within_budget(rows[v]->ms, o->reps);
+        rows[v]->reps = 0;
+        rounds = reps[v] > rounds ? reps[v] : rounds;
+    }
+    for (int round = 0; round < rounds && !r->fatal; round++)
+        for (int i = 0; i < count && !r->fatal; i++) {
+            const int v = (round + i) % count;
+            if (rows[v]->reps == reps[v] || rows[v]->reps < 0)
+                continue;
+            select_variant(r, bc, d, v);
+            const double ms = timed_call(r);
+            if (ms < 0.0) {
+                fail(rows[v], r->error);
+                rows[v]->reps = -1;
+                continue;
+            }
+            t[(size_t)v * (size_t)o->reps + (size_t)rows[v]->reps++] = ms;
+        }
+    for (int v = 0; v < count; v++) {
+        bench_row *row = rows[v];
+        if (row->reps > 0) {
+            row->ms = bench_median(&t[(size_t)v * (size_t)o->reps], row->reps);
+            row->gflops = bench_gflops(bc, row->ms);
+        } else {
+            row->ms = 0.0;
+            row->reps = 0;
+        }
+        if (!row->failed)
+            snprintf(row->status, sizeof row->status, "ok");
+        char plan[128] = "";
+        if (!r->tune && v < r->cublas_id) {
+            select_variant(r, bc, d, v);
+            tb_kernel_describe_plan((tb_kernel_id)v, &r->args, plan, sizeof plan);
+        }
+        fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s%s%s\n",
+                bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
+                row->status, plan[0] ? ", plan: " : "", plan);
+    }
+    free(reps);
+    free(t);
 }
 
 static float *upload_random(float *host, size_t n, uint64_t seed)
@@ -254,11 +303,25 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
 
         CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, r->stream));
         CUDA_CHECK(cudaStreamSynchronize(r->stream));
-        for (int v = 0; v <= r->cublas_id && !r->fatal; v++)
-            run_variant(r, o, &bc, &d, v, t);
-        /* cuBLAS ran last: the ratios of this case are to its row. */
-        const bench_row *cublas = &t->rows[t->len - 1];
-        if (t->len - first == (size_t)r->cublas_id + 1 && cublas->gflops > 0.0)
+        /* Adding a row may move the table: the case's rows are added first, then pointed to. */
+        const int count = r->cublas_id + 1;
+        bench_row **rows = bench_xmalloc(sizeof *rows * (size_t)count);
+        for (int v = 0; v < count; v++) {
+            char name[sizeof t->rows->variant];
+            variant_name(r, v, name, sizeof name);
+            bench_table_add(t, &bc, name);
+        }
+        for (int v = 0; v < count; v++) {
+            rows[v] = &t->rows[first + (size_t)v];
+            if (!r->fatal && check_variant(r, &bc, &d, v, rows[v]) != 0)
+                rows[v]->ms = -1.0;
+        }
+        if (!r->fatal)
+            time_variants(r, o, &bc, &d, rows, count);
+        free(rows);
+        /* The ratios of this case are to cuBLAS's row, the last. */
+        const bench_row *cublas = &t->rows[first + (size_t)r->cublas_id];
+        if (cublas->gflops > 0.0)
             for (size_t j = first; j < t->len; j++)
                 t->rows[j].ratio = t->rows[j].gflops / cublas->gflops;
     }
@@ -295,8 +358,8 @@ int bench_kernels(const bench_opts *o, bench_table *t)
 
     printf("baseline: cuBLAS %d.%d.%d cublasSgemm, CUBLAS_DEFAULT_MATH (FP32, no TF32)\n",
            version / 10000, version / 100 % 100, version % 100);
-    printf("timing: CUDA events, median of up to %d calls after a checked warm-up call\n",
-           o->reps);
+    printf("timing: CUDA events, median of up to %d calls after a checked call, the variants of a case "
+           "called in turn\n", o->reps);
     printf("rel.err: ||C - C_ref||_F / ||C_ref||_F, C_ref from an FP64 GPU kernel\n");
     fflush(stdout);
 
