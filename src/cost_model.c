@@ -243,6 +243,16 @@ tb_auto_choice tb_auto_choose(const tb_call *call)
     return choice;
 }
 
+void tb_auto_describe_classes(void (*line)(const char *text))
+{
+    char text[160];
+    pthread_mutex_lock(&crossover.lock);
+    for (int i = 0; i < TB_CROSSOVER_CLASSES; i++)
+        if (tb_crossover_describe(&crossover.classes[i], i, text, sizeof text))
+            line(text);
+    pthread_mutex_unlock(&crossover.lock);
+}
+
 void tb_auto_measured(const tb_auto_choice *choice, double seconds)
 {
     pthread_mutex_lock(&crossover.lock);

@@ -1,5 +1,6 @@
 /* Auto mode's measured corrections near the crossover (see crossover.h). */
 #include <math.h>
+#include <stdio.h>
 
 #include "crossover.h"
 
@@ -45,7 +46,8 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     const double cpu = predicted[TB_PATH_CPU] * median_ratio(cls->ratios[TB_PATH_CPU]);
     const double gpu = predicted[TB_PATH_GPU] * median_ratio(cls->ratios[TB_PATH_GPU]);
     const int measured_best = gpu < cpu;
-    *trial = cls->choices % TB_CROSSOVER_RETRY == 0;
+    const unsigned n = cls->choices;
+    *trial = n % TB_CROSSOVER_RETRY == 0 || (n >= TB_CROSSOVER_FIRST_RETRY && n < TB_CROSSOVER_RETRY && !(n & (n - 1)));
     if (!*trial)
         return measured_best;
     /* The other path's old ratios are forgotten: it is measured afresh, this call and the next two. */
@@ -59,4 +61,19 @@ void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, do
         return;
     cls->ratios[path][cls->samples[path] % TB_CROSSOVER_SAMPLES] = (float)(seconds / predicted);
     cls->samples[path]++;
+    cls->taken[path]++;
+}
+
+int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size)
+{
+    if (!cls->choices)
+        return 0;
+    double ratio[TB_PATHS];
+    for (int p = 0; p < TB_PATHS; p++)
+        ratio[p] = cls->samples[p] >= TB_CROSSOVER_SAMPLES ? median_ratio(cls->ratios[p]) : 0.0;
+    const int by_flops = index / TB_CROSSOVER_INTENSITY_CLASSES, by_intensity = index % TB_CROSSOVER_INTENSITY_CLASSES;
+    snprintf(text, size, "2^%.1f flops, %d flop/B: cpu %u calls (x%.2f of predicted), gpu %u calls (x%.2f)",
+             LOWEST_FLOPS_LOG2 + 0.5 * by_flops, 1 << by_intensity, cls->taken[TB_PATH_CPU], ratio[TB_PATH_CPU],
+             cls->taken[TB_PATH_GPU], ratio[TB_PATH_GPU]);
+    return 1;
 }

@@ -6,25 +6,32 @@
  * are timed, and each path's measured over predicted time is kept per class
  * of calls (flops and flops per byte). The choice scales each prediction by
  * the median of its path's last TB_CROSSOVER_SAMPLES ratios; until a path has
- * that many it is tried. Every TB_CROSSOVER_RETRY calls the other path is
- * measured afresh, so that it is seen to get faster (the path taken is
- * measured at every call, so its slowing down is seen at once); that costs
- * at most 3 calls in 512, each within the band's factor.
+ * that many it is tried. The other path is measured afresh (its samples
+ * forgotten) at the 16th, 32nd, ... call of the class, then every
+ * TB_CROSSOVER_RETRY calls: first samples can mislead (on the H100 machine
+ * the CPU BLAS took 30 us a call at 64^3 in its first calls, 21 us later),
+ * and a path gets faster unseen while the other is taken (the path taken is
+ * measured at every call, so its slowing down is seen at once). In the long
+ * run that costs 3 calls in 512, each within the band's factor.
  *
  * No locking here: the caller serialises access to a class.
  */
 #ifndef TILEDBLAS_CROSSOVER_H
 #define TILEDBLAS_CROSSOVER_H
 
+#include <stddef.h>
+
 #define TB_CROSSOVER_BAND 3.0
 #define TB_CROSSOVER_SAMPLES 3
+#define TB_CROSSOVER_FIRST_RETRY 16
 #define TB_CROSSOVER_RETRY 512
 
 enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
 
 typedef struct tb_crossover_class {
     float ratios[TB_PATHS][TB_CROSSOVER_SAMPLES]; /* measured over predicted seconds, a ring per path */
-    unsigned samples[TB_PATHS];                   /* calls measured per path */
+    unsigned samples[TB_PATHS];                   /* calls measured per path since its last reset */
+    unsigned taken[TB_PATHS];                     /* calls measured per path in all */
     unsigned choices;                             /* calls chosen in this class */
 } tb_crossover_class;
 
@@ -40,5 +47,7 @@ int tb_crossover_class_of(double flops, double bytes);
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial);
 /* A call on `path` took `seconds` where `predicted` were expected. */
 void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds);
+/* The class's state in a line: its calls per path and their median ratio; 0 if it saw no call. */
+int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size);
 
 #endif /* TILEDBLAS_CROSSOVER_H */

@@ -91,6 +91,8 @@ typedef struct tb_auto_choice {
 } tb_auto_choice;
 tb_auto_choice tb_auto_choose(const tb_call *call);
 void tb_auto_measured(const tb_auto_choice *choice, double seconds);
+/* Calls line() with each class of calls near the crossover that auto mode measured. */
+void tb_auto_describe_classes(void (*line)(const char *text));
 /* The measured constants as text; 0 (and nothing written) before the first measurement. */
 int tb_cost_model_describe(char *text, size_t size);
 

@@ -40,6 +40,11 @@ void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, do
             seconds > 0 ? gflop / seconds : 0.0);
 }
 
+static void print_crossover_class(const char *text)
+{
+    fprintf(stderr, "tiledblas: near the crossover: %s\n", text);
+}
+
 __attribute__((destructor)) static void print_summary(void)
 {
     if (tb_config_get()->verbose < 1)
@@ -52,4 +57,6 @@ __attribute__((destructor)) static void print_summary(void)
             totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
             backend ? ", cpu backend " : "", backend ? backend : "", measured ? ", cost model: " : "",
             measured ? costs : "");
+    if (measured)
+        tb_auto_describe_classes(print_crossover_class);
 }

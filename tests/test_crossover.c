@@ -7,6 +7,7 @@
  * the next retry, and spend few calls on the slower path.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "crossover.h"
 
@@ -99,12 +100,46 @@ static void test_settles_on_the_faster(void)
 
     const unsigned calls = 10 * TB_CROSSOVER_RETRY;
     CHECK(run(&cls, predicted, true_s, calls, 100, &t) == TB_PATH_CPU, "settles on the CPU");
-    /* Two more trials of the CPU, then one retry of the GPU (three calls) per TB_CROSSOVER_RETRY. */
-    const unsigned most_gpu = TB_CROSSOVER_SAMPLES * (calls / TB_CROSSOVER_RETRY + 1);
+    /* Two more trials of the CPU, then retries of the GPU (three calls each): at the powers of two
+     * from TB_CROSSOVER_FIRST_RETRY below TB_CROSSOVER_RETRY, then every TB_CROSSOVER_RETRY. */
+    unsigned retries = calls / TB_CROSSOVER_RETRY + 1;
+    for (unsigned n = TB_CROSSOVER_FIRST_RETRY; n < TB_CROSSOVER_RETRY; n *= 2)
+        retries++;
+    const unsigned most_gpu = TB_CROSSOVER_SAMPLES * retries;
     CHECK(t.calls[TB_PATH_GPU] <= most_gpu, "%u of %u calls on the slower GPU (at most %u)",
           t.calls[TB_PATH_GPU], calls, most_gpu);
     CHECK(t.calls[TB_PATH_GPU] >= calls / TB_CROSSOVER_RETRY, "the GPU is retried (%u calls)",
           t.calls[TB_PATH_GPU]);
+
+    /* The exit summary's line counts every measured call (the four above too). */
+    char text[160], counts[64];
+    snprintf(counts, sizeof counts, "cpu %u calls", t.calls[TB_PATH_CPU] + 1);
+    CHECK(tb_crossover_describe(&cls, 0, text, sizeof text) && strstr(text, counts), "summary \"%s\" has \"%s\"",
+          text, counts);
+    snprintf(counts, sizeof counts, "gpu %u calls", t.calls[TB_PATH_GPU] + TB_CROSSOVER_SAMPLES);
+    CHECK(strstr(text, counts), "summary \"%s\" has \"%s\"", text, counts);
+    CHECK(!tb_crossover_describe(&(tb_crossover_class){0}, 0, text, sizeof text), "an unused class: no line");
+}
+
+/* As on the H100 machine at 64^3: the CPU path's first calls took 30 us, the later ones 21; the
+ * GPU path's 27. The first retry of the CPU must find it faster and keep it. */
+static void test_first_samples_not_final(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 23e-6};
+    tb_crossover_class cls = {0};
+    unsigned cpu_calls = 0, gpu_calls = 0;
+    int path = -1;
+    /* Past the second retry (of the GPU, three calls) and short of the third. */
+    for (unsigned i = 0; i < 3 * TB_CROSSOVER_FIRST_RETRY; i++) {
+        int trial;
+        path = tb_crossover_choose(&cls, predicted, &trial);
+        const double seconds = path == TB_PATH_GPU ? 27e-6 : cpu_calls++ < TB_CROSSOVER_SAMPLES ? 30e-6 : 21e-6;
+        gpu_calls += path == TB_PATH_GPU;
+        tb_crossover_record(&cls, path, predicted[path], seconds);
+    }
+    CHECK(path == TB_PATH_CPU, "the CPU, faster once warm, is found by the first retry");
+    CHECK(gpu_calls <= TB_CROSSOVER_FIRST_RETRY + 2 * TB_CROSSOVER_SAMPLES, "%u calls on the slower GPU",
+          gpu_calls);
 }
 
 static void test_follows_changes(void)
@@ -133,6 +168,7 @@ int main(void)
     test_band();
     test_classes();
     test_settles_on_the_faster();
+    test_first_samples_not_final();
     test_follows_changes();
     if (failures) {
         printf("%d checks failed\n", failures);
