@@ -246,7 +246,9 @@ tb_auto_choice tb_auto_choose(const tb_call *call)
 void tb_auto_describe_classes(void (*line)(const char *text))
 {
     char text[160];
-    pthread_mutex_lock(&crossover.lock);
+    /* At exit; in a child forked while another thread held the lock, it stays held. */
+    if (pthread_mutex_trylock(&crossover.lock) != 0)
+        return;
     for (int i = 0; i < TB_CROSSOVER_CLASSES; i++)
         if (tb_crossover_describe(&crossover.classes[i], i, text, sizeof text))
             line(text);

@@ -68,11 +68,15 @@ int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, 
 {
     if (!cls->choices)
         return 0;
-    double ratio[TB_PATHS];
-    for (int p = 0; p < TB_PATHS; p++)
-        ratio[p] = cls->samples[p] >= TB_CROSSOVER_SAMPLES ? median_ratio(cls->ratios[p]) : 0.0;
+    char ratio[TB_PATHS][16]; /* "-" until the path has a median since its last reset */
+    for (int p = 0; p < TB_PATHS; p++) {
+        if (cls->samples[p] >= TB_CROSSOVER_SAMPLES)
+            snprintf(ratio[p], sizeof ratio[p], "x%.2f", median_ratio(cls->ratios[p]));
+        else
+            snprintf(ratio[p], sizeof ratio[p], "-");
+    }
     const int by_flops = index / TB_CROSSOVER_INTENSITY_CLASSES, by_intensity = index % TB_CROSSOVER_INTENSITY_CLASSES;
-    snprintf(text, size, "2^%.1f flops, %d flop/B: cpu %u calls (x%.2f of predicted), gpu %u calls (x%.2f)",
+    snprintf(text, size, "2^%.1f flops, %d flop/B: cpu %u calls (%s of predicted), gpu %u calls (%s)",
              LOWEST_FLOPS_LOG2 + 0.5 * by_flops, 1 << by_intensity, cls->taken[TB_PATH_CPU], ratio[TB_PATH_CPU],
              cls->taken[TB_PATH_GPU], ratio[TB_PATH_GPU]);
     return 1;

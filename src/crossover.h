@@ -11,10 +11,20 @@
  * TB_CROSSOVER_RETRY calls: first samples can mislead (on the H100 machine
  * the CPU BLAS took 30 us a call at 64^3 in its first calls, 21 us later),
  * and a path gets faster unseen while the other is taken (the path taken is
- * measured at every call, so its slowing down is seen at once). In the long
- * run that costs 3 calls in 512, each within the band's factor.
+ * measured at every call, so its slowing down is seen within two calls). In
+ * the long run that costs 3 calls in 512, each within the band's factor.
  *
- * No locking here: the caller serialises access to a class.
+ * Each sample is taken in the state the calls before it left: a GPU call
+ * right after CPU BLAS calls may run beside the BLAS's threads still
+ * spinning (OpenBLAS's do for ~0.1 s), so the path not taken can look a
+ * little slower than it would be alone (10-15% at 64^3 on the H100 machine).
+ * A GPU call that fails counts with its CPU fallback, so its class turns to
+ * the CPU.
+ *
+ * No locking here: the caller serialises access to a class. Threads that
+ * choose at once may all take trial calls, and a call in flight when its
+ * path's samples are reset counts as a fresh one; neither costs more than a
+ * call per thread.
  */
 #ifndef TILEDBLAS_CROSSOVER_H
 #define TILEDBLAS_CROSSOVER_H

@@ -132,6 +132,9 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
             tb_cpu_sgemm(&rest_of_block);
         if (rows_below.m > 0)
             tb_cpu_sgemm(&rows_below);
+        /* Counted against the GPU, fallback included: a class whose GPU calls fail turns away. */
+        if (choice.measure_class >= 0)
+            tb_auto_measured(&choice, tb_seconds_now() - measure_start);
     } else {
         tb_cpu_sgemm(call);
         if (choice.measure_class >= 0)
