@@ -165,7 +165,7 @@ static void select_variant(kernels_run *r, const bench_case *bc, const kernels_b
 }
 
 /* One variant on one case, checked: a call on poisoned C, compared with the FP64 reference, then
- * one untimed call (the first ever may load the kernel); 0 when it ran, so that it can be timed. */
+ * one timed call whose time sets how many calls time_variants makes; 0 when it ran. */
 static int check_variant(kernels_run *r, const bench_case *bc, const kernels_bufs *d, int variant,
                          bench_row *row)
 {
@@ -238,6 +238,8 @@ static void time_variants(kernels_run *r, const bench_opts *o, const bench_case 
         } else {
             row->ms = 0.0;
             row->reps = 0;
+            if (!row->failed) /* checked, then the context was lost before its timing */
+                fail(row, "not timed: CUDA context lost");
         }
         if (!row->failed)
             snprintf(row->status, sizeof row->status, "ok");
@@ -313,11 +315,12 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
         }
         for (int v = 0; v < count; v++) {
             rows[v] = &t->rows[first + (size_t)v];
-            if (!r->fatal && check_variant(r, &bc, &d, v, rows[v]) != 0)
+            if (r->fatal)
+                fail(rows[v], "not run: CUDA context lost");
+            if (r->fatal || check_variant(r, &bc, &d, v, rows[v]) != 0)
                 rows[v]->ms = -1.0;
         }
-        if (!r->fatal)
-            time_variants(r, o, &bc, &d, rows, count);
+        time_variants(r, o, &bc, &d, rows, count);
         free(rows);
         /* The ratios of this case are to cuBLAS's row, the last. */
         const bench_row *cublas = &t->rows[first + (size_t)r->cublas_id];

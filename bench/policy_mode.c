@@ -64,7 +64,7 @@ static void time_interleaved(policy_case *pc, const bench_case *bc, int max_reps
         if (pc->present[v])
             first += 2.0 * (t[v][0] = call_variant_again(pc, v));
     }
-    /* All six orders at least, so that each variant follows each other one equally often. */
+    /* All six orders at least: host load that drifts falls on every variant in every position. */
     const int budgeted = bench_reps_within_budget(first, max_reps), all_orders = max_reps < 6 ? max_reps : 6;
     const int rounds = budgeted > all_orders ? budgeted : all_orders;
     for (int r = 1; r < rounds; r++)
