@@ -109,36 +109,32 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     }
     const double measure_start = choice.measure_class >= 0 ? tb_seconds_now() : 0.0;
 
+    int on_gpu = 0;
     if (use_gpu) {
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
-        if (status == TB_GPU_OK) {
-            if (choice.measure_class >= 0)
-                tb_auto_measured(&choice, tb_seconds_now() - measure_start);
-            tb_report_call(config, origin, 1, reason, start);
-            return;
-        }
-        if (resident) {
+        on_gpu = status == TB_GPU_OK;
+        if (!on_gpu && resident) {
             tb_warn("SGEMM on device-resident operands failed on the GPU; C may be incomplete");
             return;
         }
-        reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
-        /* What the GPU finished is final; the CPU takes the rest of its row block and the rows below. */
-        const int64_t block_end = done.rows_done + done.block_rows;
-        const tb_call rest_of_block = tb_call_block(call, done.rows_done, done.block_rows, done.cols_done,
-                                                    call->n - done.cols_done);
-        const tb_call rows_below = tb_call_block(call, block_end, call->m - block_end, 0, call->n);
-        if (rest_of_block.m > 0 && rest_of_block.n > 0)
-            tb_cpu_sgemm(&rest_of_block);
-        if (rows_below.m > 0)
-            tb_cpu_sgemm(&rows_below);
-        /* Counted against the GPU, fallback included: a class whose GPU calls fail turns away. */
-        if (choice.measure_class >= 0)
-            tb_auto_measured(&choice, tb_seconds_now() - measure_start);
+        if (!on_gpu) {
+            reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
+            /* What the GPU finished is final; the CPU takes the rest of its row block and the rows below. */
+            const int64_t block_end = done.rows_done + done.block_rows;
+            const tb_call rest_of_block = tb_call_block(call, done.rows_done, done.block_rows, done.cols_done,
+                                                        call->n - done.cols_done);
+            const tb_call rows_below = tb_call_block(call, block_end, call->m - block_end, 0, call->n);
+            if (rest_of_block.m > 0 && rest_of_block.n > 0)
+                tb_cpu_sgemm(&rest_of_block);
+            if (rows_below.m > 0)
+                tb_cpu_sgemm(&rows_below);
+        }
     } else {
         tb_cpu_sgemm(call);
-        if (choice.measure_class >= 0)
-            tb_auto_measured(&choice, tb_seconds_now() - measure_start);
     }
-    tb_report_call(config, origin, 0, reason, start);
+    /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
+    if (choice.measure_class >= 0)
+        tb_auto_measured(&choice, tb_seconds_now() - measure_start);
+    tb_report_call(config, origin, on_gpu, reason, start);
 }
