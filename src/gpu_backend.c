@@ -440,8 +440,7 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
  * memory whole; a call too large for both (tiny N, huge A) falls back to plain
  * pageable copies, and one too large for the device to the CPU.
  */
-static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
-                                        tb_gpu_progress *progress)
+static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress)
 {
     const int large = 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
     if (!large && tb_staged_fits(call, kernel))
@@ -452,6 +451,16 @@ static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, in
     if (large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
     return run_call(call, 0, kernel);
+}
+
+/* The host copies of one call come in a burst of jobs: the copy threads wait for them awake. */
+static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
+                                        tb_gpu_progress *progress)
+{
+    tb_host_copy_burst(1);
+    const cudaError_t status = run_host_path(call, pinned, kernel, progress);
+    tb_host_copy_burst(0);
+    return status;
 }
 
 static cudaError_t release_large_workspace(void)

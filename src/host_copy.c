@@ -8,9 +8,11 @@
  * read and written by the copy and read again by the DMA. Large copies use
  * non-temporal stores, which skip reading the destination into the cache
  * first (a third of the copy's traffic), also when they come in short runs
- * (a slice of K of each column). Workers spin briefly after a job
- * before sleeping, since one call hands them several jobs in a row and a
- * futex wake-up costs tens of microseconds.
+ * (a slice of K of each column). Waking a sleeping thread costs 50-100
+ * microseconds on a virtual machine, as long as copying a few megabytes: so
+ * workers spin briefly after a job before sleeping, and for the whole of a GPU
+ * call (a burst, which hands them a job every few hundred microseconds) they
+ * are woken at its start and spin between its jobs.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -66,6 +68,7 @@ static struct {
     _Atomic uint64_t ticket;   /* published (under `lock`) per job, after `job` is written */
     atomic_int pieces_done;    /* of the current job */
     atomic_int sleepers;       /* workers asleep on `wake` */
+    atomic_int bursts;         /* bursts under way: workers spin between jobs */
     copy_job job;              /* stays unchanged until all its pieces are done */
 } pool = {
     .once = PTHREAD_ONCE_INIT,
@@ -75,14 +78,14 @@ static struct {
     .done = PTHREAD_COND_INITIALIZER,
 };
 
-/* Spins for up to `spin` seconds until done() holds; 1 if it did. */
+/* Spins until done() holds (1), for up to `spin` seconds unless a burst is under way (else 0). */
 static int spin_until(int (*done)(void), double spin)
 {
     const double start = tb_seconds_now();
     for (int i = 0;; i++) {
         if (done())
             return 1;
-        if ((i & 63) == 63 && tb_seconds_now() - start > spin)
+        if ((i & 63) == 63 && tb_seconds_now() - start > spin && atomic_load(&pool.bursts) == 0)
             return 0;
 #if defined(__SSE2__)
         _mm_pause();
@@ -210,10 +213,12 @@ static void *worker_main(void *arg)
         if (!spin_until(new_job, SPIN_SECONDS)) {
             pthread_mutex_lock(&pool.lock);
             atomic_fetch_add(&pool.sleepers, 1);
-            while (!new_job())
+            while (!new_job() && atomic_load(&pool.bursts) == 0)
                 pthread_cond_wait(&pool.wake, &pool.lock);
             atomic_fetch_sub(&pool.sleepers, 1);
             pthread_mutex_unlock(&pool.lock);
+            if (!new_job()) /* woken for a burst: wait for its first job spinning */
+                continue;
         }
         worker_seen = TICKET_GENERATION(atomic_load(&pool.ticket));
         copy_pieces();
@@ -230,6 +235,7 @@ static void after_fork_in_child(void)
     pthread_cond_init(&pool.done, NULL);
     pool.workers = 0;
     atomic_store(&pool.sleepers, 0);
+    atomic_store(&pool.bursts, 0);
 }
 
 static void start_pool(void)
@@ -295,4 +301,18 @@ void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 {
     run_job((copy_job){.dst = dst, .dst_ld = dst_ld, .src = src, .src_ld = src_ld, .rows = rows, .cols = cols,
                        .combine = 1, .beta = beta});
+}
+
+void tb_host_copy_burst(int begin)
+{
+    if (!begin) {
+        atomic_fetch_sub(&pool.bursts, 1);
+        return;
+    }
+    pthread_once(&pool.once, start_pool);
+    if (atomic_fetch_add(&pool.bursts, 1) == 0 && atomic_load(&pool.sleepers) > 0) {
+        pthread_mutex_lock(&pool.lock);
+        pthread_cond_broadcast(&pool.wake);
+        pthread_mutex_unlock(&pool.lock);
+    }
 }

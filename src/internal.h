@@ -183,6 +183,9 @@ void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, 
 /* dst = src + beta * dst, element-wise (the host side of C = alpha*op(A)*op(B) + beta*C). */
 void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                      int64_t cols, float beta);
+/* Around a call that hands the pool several jobs in a row (1 before, 0 after): its threads are woken
+ * at once and spin between the jobs instead of sleeping. */
+void tb_host_copy_burst(int begin);
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
