@@ -2,16 +2,21 @@
  * The pipelined GPU path for operands in host memory.
  *
  * C is computed in blocks of rows, each with its rows of op(A) resident on the
- * device, and each block in panels of columns. A block's op(A) goes to the
- * device once, in pieces whose kernels for the first panels start as each
- * piece lands. While the kernels work on panels p-2..p, the host copies B's
- * panel p+1 from the caller's pageable memory into pinned staging with a pool
- * of threads, the copy engines move staged panels in and finished panels out,
- * and the host copies panel p-2 of C from pinned staging into the caller's C.
- * Three staging slots keep all of these in flight at once, so the host copies,
- * the one resource every byte passes through, never wait. Operands in pinned
- * memory skip the host copies (C on the way out only when beta == 0, see
- * tb_pipeline_sgemm).
+ * device, and each block in panels of columns. The first panels (one per
+ * slot) are computed over slices of K while op(A) and their part of op(B)
+ * arrive: each piece carries op(A)'s columns k0.. and those rows of op(B),
+ * and the kernels start on it as soon as it lands; the first pieces are small,
+ * so the GPU starts within a fraction of a millisecond. Four first panels
+ * give the GPU enough work per byte of op(A) to keep ahead of the host copies
+ * while it arrives. After them, while the kernels work on panels p-3..p, the
+ * host copies B's panel p+1 from the caller's pageable memory into pinned
+ * staging with a pool of threads, the copy engines move staged panels in and
+ * finished panels out, and the host copies panel p-3 of C from pinned staging
+ * into the caller's C. Four staging slots keep all of these in flight at once,
+ * so the host copies, the one resource every byte passes through, never wait.
+ * The last panel comes as two halves, so that what is left to go out after
+ * the last kernel is half as large. Operands in pinned memory skip the host
+ * copies (C on the way out only when beta == 0, see tb_pipeline_sgemm).
  *
  * The kernels compute alpha*op(A)*op(B) alone; beta*C is added by the host as
  * it copies each panel out. C then never crosses the bus inward, which saves
@@ -30,19 +35,25 @@
 #include "internal.h"
 #include "kernels.h"
 
-#define SLOTS 3
+#define SLOTS 4
 /* Panels narrower than this starve the kernel; fewer than this many leave nothing to overlap. */
 #define MIN_PANEL 128
 #define TARGET_PANELS 8
 /* Row blocks (when C needs several) are whole multiples of the kernels' tiles. */
 #define ROW_ALIGN 128
+/* Slices of K are whole tiles deep, so that their offsets keep the kernels' 128-bit loads aligned. */
+#define DEPTH_ALIGN 128
+/* The first slice of K is this fraction of the largest: the GPU starts as soon as it lands. */
+#define FIRST_PIECE_SHARE 4
+/* Pinned floats a slot holds at least (budget allowing), so that small calls come in few pieces:
+ * each piece costs two host copy jobs and a DMA per first panel, tens of microseconds. */
+#define MIN_SLOT_FLOATS (2 << 20)
 
 typedef struct {
     cudaStream_t h2d, compute, d2h;
     cudaEvent_t staged[SLOTS];   /* the slot's pinned input has been copied to the device */
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
-    cudaEvent_t a_staged[SLOTS]; /* the slot's piece of A has been copied to the device */
     int ready;
 } pipeline;
 
@@ -58,8 +69,7 @@ static cudaError_t create_resources(pipeline *p)
     for (int s = 0; s < SLOTS; s++)
         if ((status = cudaEventCreateWithFlags(&p->staged[s], cudaEventDisableTiming)) != cudaSuccess ||
             (status = cudaEventCreateWithFlags(&p->computed[s], cudaEventDisableTiming)) != cudaSuccess ||
-            (status = cudaEventCreateWithFlags(&p->drained[s], cudaEventDisableTiming)) != cudaSuccess ||
-            (status = cudaEventCreateWithFlags(&p->a_staged[s], cudaEventDisableTiming)) != cudaSuccess)
+            (status = cudaEventCreateWithFlags(&p->drained[s], cudaEventDisableTiming)) != cudaSuccess)
             return status;
     p->ready = 1;
     return cudaSuccess;
@@ -77,14 +87,6 @@ static int64_t device_floats(const tb_call *call, int64_t rows, int64_t width)
     return rows * call->k + SLOTS * ((int64_t)call->k * width + rows * width);
 }
 
-static tb_gemm_args panel_args(const tb_call *call, int64_t rows, int64_t width)
-{
-    return (tb_gemm_args){.trans_a = call->trans_a, .trans_b = call->trans_b, .m = rows, .n = width,
-                          .k = call->k, .alpha = call->alpha, .beta = 0.0f,
-                          .lda = call->trans_a ? call->k : rows, .ldb = call->trans_b ? width : call->k,
-                          .ldc = rows};
-}
-
 /* The most rows per block that `width`-column panels leave room for, or 0. */
 static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned, int64_t device)
 {
@@ -93,10 +95,6 @@ static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned,
     const int64_t by_device = (device - SLOTS * k * width) / (k + SLOTS * width);
     int64_t rows = by_pinned < by_device ? by_pinned : by_device;
     rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;
-    /* The pieces op(A) is uploaded in share a C panel's staging: when A is transposed
-     * a piece is whole stored columns of k floats, and one at least must fit. */
-    if (call->trans_a && rows * width < k)
-        return 0;
     return rows > 0 ? rows : 0;
 }
 
@@ -131,24 +129,100 @@ int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan
     return plan->rows > 0;
 }
 
+/*
+ * C's panels: `width` columns each, except that the last, when at least two
+ * MIN_PANEL wide and not among the first panels, comes as two halves (a
+ * multiple of MIN_PANEL, then the rest): after the last kernel only the second
+ * half is left to go out.
+ */
+typedef struct {
+    int64_t n, width, count;
+    int64_t halved; /* index of the first half; count when no panel is halved */
+    int64_t half;   /* columns of the first half */
+} panel_layout;
+
+static panel_layout layout_panels(int64_t n, int64_t width)
+{
+    const int64_t whole = (n + width - 1) / width, last = n - (whole - 1) * width;
+    panel_layout layout = {n, width, whole, whole, 0};
+    if (whole - 1 >= SLOTS && last >= 2 * MIN_PANEL)
+        layout = (panel_layout){n, width, whole + 1, whole - 1, last / 2 / MIN_PANEL * MIN_PANEL};
+    return layout;
+}
+
+/* The first column of panel q, or n for q == count. */
+static int64_t panel_start(const panel_layout *layout, int64_t q)
+{
+    if (q >= layout->count)
+        return layout->n;
+    return q <= layout->halved ? q * layout->width : layout->halved * layout->width + layout->half;
+}
+
+static int64_t panel_cols(const panel_layout *layout, int64_t q)
+{
+    return panel_start(layout, q + 1) - panel_start(layout, q);
+}
+
 /* Everything one row block's panels share. */
 typedef struct {
     pipeline *p;
     const tb_call *call; /* the row block */
     int kernel;
-    unsigned pinned;   /* TB_RESIDENT_* bits of operands the copy engines reach directly */
-    int direct_out;    /* C is pinned and beta == 0: panels go straight to the caller's C */
-    int64_t width;
-    int64_t out_floats; /* capacity of each pinned output, which also stages pieces of A */
-    tb_gemm_args args; /* device operands; m, n, a, b, c set per launch */
+    unsigned pinned;     /* TB_RESIDENT_* bits of operands the copy engines reach directly */
+    int direct_out;      /* C is pinned and beta == 0: panels go straight to the caller's C */
+    panel_layout panels;
+    int64_t lead;        /* the first panels, one per slot, computed as op(A) arrives */
+    int64_t slot_floats; /* pinned floats per slot: a B panel in and a C panel out, or a piece of the first panels */
+    tb_gemm_args args;   /* what all launches share: transposes, alpha, m, lda, ldc, scratch */
     float *a_dev, *b_dev[SLOTS], *c_dev[SLOTS];
     float *b_pin[SLOTS], *c_out_pin[SLOTS];
 } run_state;
 
-static int64_t panel_cols(const run_state *r, int64_t q)
+/* Row block `block` is the one the launches from here on compute. */
+static void enter_block(run_state *r, const tb_call *block)
 {
-    const int64_t j0 = q * r->width;
-    return r->call->n - j0 < r->width ? r->call->n - j0 : r->width;
+    r->call = block;
+    r->args.m = block->m;
+    r->args.lda = block->trans_a ? block->k : block->m;
+    r->args.ldc = block->m;
+}
+
+/*
+ * Where the copy engines take rows x cols of an operand (column-major, leading
+ * dimension *ld) from: the caller's memory when it is pinned, else the pinned
+ * staging at *stage, where the host copies it first (*ld then becomes rows,
+ * and *stage moves past it).
+ */
+static const float *stage_block(int direct, const float *src, int64_t *ld, int64_t rows, int64_t cols, float **stage,
+                                const char *what, int64_t index)
+{
+    if (direct)
+        return src;
+    float *staged = *stage;
+    const double begin = tb_trace_host_begin();
+    tb_host_copy(staged, rows, src, *ld, rows, cols);
+    tb_trace_host_end(begin, what, index);
+    *ld = rows;
+    *stage += rows * cols;
+    return staged;
+}
+
+/* Rows x cols from host memory at src to the device at dst, on the h2d stream. */
+static cudaError_t dma_block(run_state *r, float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
+                             int64_t cols, const char *what, int64_t index)
+{
+    cudaStream_t h2d = r->p->h2d;
+    const int traced = tb_trace_gpu_begin(h2d, what, index);
+    const cudaError_t status = tb_gpu_copy_block(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, h2d);
+    tb_trace_gpu_end(traced, h2d);
+    return status;
+}
+
+/* After the DMAs out of slot s's staging: it is free again once they are done, and the kernels wait for them. */
+static cudaError_t mark_staged(pipeline *p, int s)
+{
+    cudaError_t status = cudaEventRecord(p->staged[s], p->h2d);
+    return status != cudaSuccess ? status : cudaStreamWaitEvent(p->compute, p->staged[s], 0);
 }
 
 /*
@@ -160,68 +234,62 @@ static cudaError_t stage_panel(run_state *r, int64_t q)
     const tb_call *call = r->call;
     pipeline *p = r->p;
     const int s = (int)(q % SLOTS);
-    const int64_t j0 = q * r->width, cols = panel_cols(r, q);
+    const int64_t j0 = panel_start(&r->panels, q), cols = panel_cols(&r->panels, q);
     /* op(B)'s panel is stored k x cols, or cols x k when B is transposed. */
     const int64_t b_rows = call->trans_b ? cols : call->k, b_cols = call->trans_b ? call->k : cols;
     const float *b_src = call->trans_b ? call->b + j0 : call->b + j0 * call->ldb;
-    const int b_direct = r->pinned & TB_RESIDENT_B;
-    cudaError_t status;
+    float *stage = r->b_pin[s];
+    int64_t ld = call->ldb;
     /* The slot's pinned input is free once its previous DMA is done. */
-    if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
+    cudaError_t status = cudaEventSynchronize(p->staged[s]);
+    if (status != cudaSuccess)
         return status;
-    if (!b_direct) {
-        const double begin = tb_trace_host_begin();
-        tb_host_copy(r->b_pin[s], b_rows, b_src, call->ldb, b_rows, b_cols);
-        tb_trace_host_end(begin, "copy in B panel", q);
-    }
-    /* The slot's B panel on the device is free once its previous kernel is done (its C
-     * panel may still be on the way out: compute_piece waits for that). */
-    if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess)
+    b_src = stage_block(r->pinned & TB_RESIDENT_B, b_src, &ld, b_rows, b_cols, &stage, "copy in B panel", q);
+    /* The slot's B panel on the device is free once its previous kernel is done (its C panel may
+     * still be on the way out: launch waits for that). */
+    if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
+        (status = dma_block(r, r->b_dev[s], b_rows, b_src, ld, b_rows, b_cols, "DMA in B panel", q)) != cudaSuccess)
         return status;
-    const int traced = tb_trace_gpu_begin(p->h2d, "DMA in B panel", q);
-    status = b_direct ? tb_gpu_copy_block(r->b_dev[s], b_rows, b_src, call->ldb, b_rows, b_cols,
-                                          cudaMemcpyHostToDevice, p->h2d)
-                      : cudaMemcpyAsync(r->b_dev[s], r->b_pin[s], (size_t)(b_rows * b_cols) * sizeof(float),
-                                        cudaMemcpyHostToDevice, p->h2d);
-    tb_trace_gpu_end(traced, p->h2d);
-    return status != cudaSuccess ? status : cudaEventRecord(p->staged[s], p->h2d);
+    return mark_staged(p, s);
 }
 
 /*
- * The kernel for rows r0.. (rows of them) of panel q over k0.. (depth of them),
- * once its inputs are on the device; beta is 0 for the first piece of a sum
- * over K and 1 for the pieces that add to it.
+ * The kernel's arguments for panel q over `depth` of K, pointers aside: beta
+ * is 0 for the first slice of a sum over K and 1 for those that add to it.
+ * op(B)'s slice is stored alone, depth x cols (cols x depth when transposed).
  */
-static cudaError_t compute_piece(run_state *r, int64_t q, int64_t r0, int64_t rows, int64_t k0,
-                                 int64_t depth, float beta)
+static tb_gemm_args launch_shape(const run_state *r, int64_t q, int64_t depth, float beta)
+{
+    tb_gemm_args args = r->args;
+    args.n = panel_cols(&r->panels, q);
+    args.k = depth;
+    args.beta = beta;
+    args.ldb = r->call->trans_b ? args.n : depth;
+    return args;
+}
+
+/* The kernel of panel q over k0.. (depth of them), once its slot's C panel has gone out. */
+static cudaError_t launch(run_state *r, int64_t q, int64_t k0, int64_t depth, float beta)
 {
     pipeline *p = r->p;
     const int s = (int)(q % SLOTS);
-    const tb_call *call = r->call;
-    tb_gemm_args *args = &r->args;
-    const int64_t m = call->m, k = call->k, cols = panel_cols(r, q);
-    args->m = rows;
-    args->n = cols;
-    args->k = depth;
-    args->beta = beta;
-    /* op(A) is stored k x m (transposed) or m x k on the device; its B panel k x cols or cols x k. */
-    args->a = r->a_dev + (call->trans_a ? k0 + r0 * k : r0 + k0 * m);
-    args->b = r->b_dev[s] + (call->trans_b ? k0 * cols : k0);
-    args->ldb = call->trans_b ? cols : k;
-    args->c = r->c_dev[s] + r0;
-    cudaError_t status;
-    if ((status = cudaStreamWaitEvent(p->compute, p->staged[s], 0)) != cudaSuccess ||
-        (status = cudaStreamWaitEvent(p->compute, p->drained[s], 0)) != cudaSuccess)
+    tb_gemm_args args = launch_shape(r, q, depth, beta);
+    /* op(A) is stored k x m (transposed) or m x k on the device. */
+    args.a = r->a_dev + (r->call->trans_a ? k0 : k0 * r->call->m);
+    args.b = r->b_dev[s] + k0 * args.n;
+    args.c = r->c_dev[s];
+    cudaError_t status = cudaStreamWaitEvent(p->compute, p->drained[s], 0);
+    if (status != cudaSuccess)
         return status;
     const int traced = tb_trace_gpu_begin(p->compute, "kernel panel", q);
-    status = tb_kernel_launch(r->kernel, args, p->compute);
+    status = tb_kernel_launch(r->kernel, &args, p->compute);
     tb_trace_gpu_end(traced, p->compute);
     return status;
 }
 
 /*
  * Panel q's C from the device into its slot's pinned output (which, for the
- * first panels, staged pieces of A: their DMAs precede this on the GPU).
+ * first panels, staged pieces: their DMAs precede this on the GPU).
  */
 static cudaError_t drain_panel(run_state *r, int64_t q)
 {
@@ -229,15 +297,15 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     const int s = (int)(q % SLOTS);
     cudaError_t status;
     /* The pinned output was emptied by finish_panel(q - SLOTS), which ran before this. */
-    const int64_t m = r->call->m, cols = panel_cols(r, q);
+    const int64_t m = r->call->m, cols = panel_cols(&r->panels, q);
     if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess)
         return status;
     const int traced = tb_trace_gpu_begin(p->d2h, "DMA out C panel", q);
-    status = r->direct_out ? tb_gpu_copy_block(r->call->c + q * r->width * r->call->ldc, r->call->ldc,
-                                                    r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
-                                : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
-                                                  cudaMemcpyDeviceToHost, p->d2h);
+    status = r->direct_out ? tb_gpu_copy_block(r->call->c + panel_start(&r->panels, q) * r->call->ldc,
+                                               r->call->ldc, r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
+                           : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
+                                             cudaMemcpyDeviceToHost, p->d2h);
     tb_trace_gpu_end(traced, p->d2h);
     return status != cudaSuccess ? status : cudaEventRecord(p->drained[s], p->d2h);
 }
@@ -251,7 +319,8 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
 {
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
-    float *c = call->c + q * r->width * call->ldc;
+    const int64_t cols = panel_cols(&r->panels, q);
+    float *c = call->c + panel_start(&r->panels, q) * call->ldc;
     double begin = tb_trace_host_begin();
     cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
     tb_trace_host_end(begin, "wait C panel", q);
@@ -259,104 +328,89 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
         return status;
     begin = tb_trace_host_begin();
     if (call->beta == 0.0f)
-        tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q));
+        tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, cols);
     else
-        tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, panel_cols(r, q), call->beta);
+        tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, cols, call->beta);
     tb_trace_host_end(begin, "copy out C panel", q);
     return status;
 }
 
-/* The kernel of piece x0.. (units of them) of op(A) for panel q: rows of C, or a slice of K. */
-static cudaError_t compute_a_piece(run_state *r, int64_t q, int64_t x0, int64_t units)
+/*
+ * The deepest slice of K one slot's staging holds for the first panels:
+ * op(A)'s columns and op(B)'s rows for each of them, less what the copy
+ * engines take from pinned operands directly; whole tiles deep where it can.
+ */
+static int64_t deepest_piece(const run_state *r)
 {
     const tb_call *call = r->call;
-    return call->trans_a ? compute_piece(r, q, x0, units, 0, call->k, 0.0f)
-                         : compute_piece(r, q, 0, call->m, x0, units, x0 == 0 ? 0.0f : 1.0f);
+    const int64_t per_depth = (r->pinned & TB_RESIDENT_A ? 0 : call->m) +
+                              (r->pinned & TB_RESIDENT_B ? 0 : panel_start(&r->panels, r->lead));
+    int64_t most = per_depth > 0 ? r->slot_floats / per_depth : call->k;
+    most -= most >= DEPTH_ALIGN ? most % DEPTH_ALIGN : 0;
+    return most < 1 ? 1 : most > call->k ? call->k : most;
 }
 
 /*
- * How much of op(A) one piece carries in first_panels, in its units (stored
- * columns: rows of C when A is transposed, a slice of K otherwise): what one
- * pinned output holds, in whole tiles (or float4s) so that the pieces'
- * offsets keep the kernels' 128-bit loads aligned.
+ * Depth of the piece that starts at k0, the i-th: the first a
+ * FIRST_PIECE_SHARE of the deepest, each next twice the one before up to the
+ * deepest, the last what is left of K.
  */
-static int64_t a_piece_units(int trans_a, int64_t m, int64_t k, int64_t out_floats)
+static int64_t piece_depth(int64_t i, int64_t k0, int64_t k, int64_t most)
 {
-    const int64_t extent = trans_a ? m : k, per_unit = trans_a ? k : m;
-    int64_t piece = per_unit > 0 ? out_floats / per_unit : extent;
-    piece -= piece >= 128 ? piece % 128 : piece >= 4 ? piece % 4 : 0;
-    return piece < 1 ? 1 : piece > extent ? extent : piece;
+    int64_t depth = most / FIRST_PIECE_SHARE / DEPTH_ALIGN * DEPTH_ALIGN;
+    for (depth = depth > DEPTH_ALIGN ? depth : DEPTH_ALIGN; i > 0 && depth < most; i--)
+        depth *= 2;
+    depth = depth < most ? depth : most;
+    return k - k0 < depth ? k - k0 : depth;
 }
 
 /*
- * The first `lead` panels (one per slot) with op(A) arriving in pieces that
- * are contiguous in its storage: blocks of rows when A is transposed (whole
- * stored columns), slices of K otherwise. Each piece goes through a staging
- * buffer (the slots' pinned outputs, unused until the first drain) and the
- * kernels of every panel staged so far start on it as soon as it lands, so
- * the GPU keeps busy while A, the largest single transfer, comes in. Panels
- * 1.. are staged between the first pieces and catch up on the pieces before.
+ * The first panels, computed over slices of K as they arrive. Each piece
+ * carries op(A)'s columns k0.. into place and those rows of op(B) for every
+ * first panel (alone on the device: no kernel reads two pieces' rows at once),
+ * through one slot's whole pinned staging, unused by panels until the first
+ * goes out. The kernels of every first panel start on a piece as soon as it
+ * lands, and each panel goes out as soon as its last piece is computed.
  */
-static cudaError_t first_panels(run_state *r, int64_t lead)
+static cudaError_t first_panels(run_state *r)
 {
     const tb_call *call = r->call;
     pipeline *p = r->p;
-    const int64_t m = call->m, k = call->k;
-    cudaError_t status = stage_panel(r, 0);
-    if (status != cudaSuccess)
-        return status;
-    int64_t staged = 1;
-    const int64_t extent = call->trans_a ? m : k, per_unit = call->trans_a ? k : m;
-    const int64_t piece = a_piece_units(call->trans_a, m, k, r->out_floats);
-    for (int64_t x0 = 0, i = 0; x0 < extent; x0 += piece, i++) {
+    const int64_t m = call->m, k = call->k, most = deepest_piece(r), lead_cols = panel_start(&r->panels, r->lead);
+    cudaError_t status;
+    for (int64_t k0 = 0, i = 0, depth; k0 < k; k0 += depth, i++) {
         const int s = (int)(i % SLOTS);
-        const int64_t units = extent - x0 < piece ? extent - x0 : piece;
-        float *stage = r->c_out_pin[s];
-        const float *source = call->a + x0 * call->lda;
-        /* Stored columns x0.. of A: k x units (transposed) or m x units, dense on the device. */
-        if ((status = cudaEventSynchronize(p->a_staged[s])) != cudaSuccess)
+        depth = piece_depth(i, k0, k, most);
+        float *stage = r->b_pin[s];
+        /* The slot's staging is free once its previous piece is on the device. */
+        if ((status = cudaEventSynchronize(p->staged[s])) != cudaSuccess)
             return status;
-        int traced;
-        if (r->pinned & TB_RESIDENT_A) {
-            traced = tb_trace_gpu_begin(p->h2d, "DMA in A piece", i);
-            status = tb_gpu_copy_block(r->a_dev + x0 * per_unit, per_unit, source, call->lda, per_unit, units,
-                                       cudaMemcpyHostToDevice, p->h2d);
-        } else {
-            const double begin = tb_trace_host_begin();
-            tb_host_copy(stage, per_unit, source, call->lda, per_unit, units);
-            tb_trace_host_end(begin, "copy in A piece", i);
-            traced = tb_trace_gpu_begin(p->h2d, "DMA in A piece", i);
-            status = cudaMemcpyAsync(r->a_dev + x0 * per_unit, stage, (size_t)(per_unit * units) * sizeof(float),
-                                     cudaMemcpyHostToDevice, p->h2d);
+        /* op(A)'s columns k0..: stored m x depth, or depth x m within k x m when A is transposed. */
+        const int64_t a_rows = call->trans_a ? depth : m, a_cols = call->trans_a ? m : depth;
+        int64_t a_ld = call->lda;
+        const float *a = stage_block(r->pinned & TB_RESIDENT_A, call->trans_a ? call->a + k0 : call->a + k0 * a_ld,
+                                     &a_ld, a_rows, a_cols, &stage, "copy in A piece", i);
+        status = dma_block(r, r->a_dev + (call->trans_a ? k0 : k0 * m), call->trans_a ? k : m, a, a_ld, a_rows, a_cols,
+                           "DMA in A piece", i);
+        /* op(B)'s rows k0.. of all first panels in one host copy (depth x lead_cols, or lead_cols x depth
+         * when B is transposed), then each panel's part to its own slot. */
+        const int64_t b_rows = call->trans_b ? lead_cols : depth, b_cols = call->trans_b ? depth : lead_cols;
+        int64_t b_ld = call->ldb;
+        const float *b = stage_block(r->pinned & TB_RESIDENT_B, call->trans_b ? call->b + k0 * b_ld : call->b + k0,
+                                     &b_ld, b_rows, b_cols, &stage, "copy in B piece", i);
+        for (int64_t q = 0; q < r->lead && status == cudaSuccess; q++) {
+            const int64_t j0 = panel_start(&r->panels, q), cols = panel_cols(&r->panels, q);
+            float *b_dev = r->b_dev[q] + k0 * cols;
+            status = call->trans_b ? dma_block(r, b_dev, cols, b + j0, b_ld, cols, depth, "DMA in B piece", i)
+                                   : dma_block(r, b_dev, depth, b + j0 * b_ld, b_ld, depth, cols, "DMA in B piece", i);
         }
-        tb_trace_gpu_end(traced, p->h2d);
-        if (status != cudaSuccess ||
-            (status = cudaEventRecord(p->a_staged[s], p->h2d)) != cudaSuccess ||
-            (status = cudaStreamWaitEvent(p->compute, p->a_staged[s], 0)) != cudaSuccess)
+        if (status != cudaSuccess || (status = mark_staged(p, s)) != cudaSuccess)
             return status;
-        /* A panel goes out as soon as its last piece is computed: its slot is the next one reused. */
-        const int last = x0 + units == extent;
-        for (int64_t q = 0; q < staged; q++)
-            if ((status = compute_a_piece(r, q, x0, units)) != cudaSuccess ||
-                (last && (status = drain_panel(r, q)) != cudaSuccess))
+        for (int64_t q = 0; q < r->lead; q++)
+            if ((status = launch(r, q, k0, depth, k0 == 0 ? 0.0f : 1.0f)) != cudaSuccess ||
+                (k0 + depth == k && (status = drain_panel(r, q)) != cudaSuccess))
                 return status;
-        if (staged < lead) {
-            if ((status = stage_panel(r, staged)) != cudaSuccess)
-                return status;
-            for (int64_t y0 = 0; y0 <= x0; y0 += piece)
-                if ((status = compute_a_piece(r, staged, y0, extent - y0 < piece ? extent - y0 : piece)) !=
-                    cudaSuccess)
-                    return status;
-            if (last && (status = drain_panel(r, staged)) != cudaSuccess)
-                return status;
-            staged++;
-        }
     }
-    for (int64_t q = staged; q < lead; q++) /* A came in fewer pieces than there are slots */
-        if ((status = stage_panel(r, q)) != cudaSuccess ||
-            (status = compute_piece(r, q, 0, m, 0, k, 0.0f)) != cudaSuccess ||
-            (status = drain_panel(r, q)) != cudaSuccess)
-            return status;
     return cudaSuccess;
 }
 
@@ -367,7 +421,7 @@ static cudaError_t finish_through(run_state *r, int64_t last, int64_t *next, int
         cudaError_t status = finish_panel(r, *next);
         if (status != cudaSuccess)
             return status;
-        *cols_done = (*next + 1) * r->width < r->call->n ? (*next + 1) * r->width : r->call->n;
+        *cols_done = panel_start(&r->panels, *next + 1);
     }
     return cudaSuccess;
 }
@@ -381,16 +435,12 @@ static cudaError_t finish_through(run_state *r, int64_t last, int64_t *next, int
  */
 static cudaError_t run_block(run_state *r, int64_t *cols_done)
 {
-    const int64_t width = r->width, n = r->call->n, panels = (n + width - 1) / width;
-    const int64_t lead = panels < SLOTS ? panels : SLOTS;
+    const int64_t panels = r->panels.count, k = r->call->k;
     int64_t next = 0; /* the first panel not yet finished */
-    r->args.m = r->call->m;
-    r->args.lda = r->call->trans_a ? r->call->k : r->call->m;
-    r->args.ldc = r->call->m;
-    cudaError_t status = first_panels(r, lead);
-    for (int64_t q = lead; q < panels + SLOTS && status == cudaSuccess; q++) {
-        if (q < panels && ((status = stage_panel(r, q)) != cudaSuccess ||
-                           (status = compute_piece(r, q, 0, r->call->m, 0, r->call->k, 0.0f)) != cudaSuccess))
+    cudaError_t status = first_panels(r);
+    for (int64_t q = r->lead; q < panels + SLOTS && status == cudaSuccess; q++) {
+        if (q < panels &&
+            ((status = stage_panel(r, q)) != cudaSuccess || (status = launch(r, q, 0, k, 0.0f)) != cudaSuccess))
             break;
         if ((status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess)
             break;
@@ -398,6 +448,24 @@ static cudaError_t run_block(run_state *r, int64_t *cols_done)
             status = drain_panel(r, q);
     }
     return status;
+}
+
+/*
+ * The most scratch (split-K, a re-stored operand) any launch of the row block
+ * asks for, planned as the launches will run but on aligned placeholders.
+ */
+static int64_t largest_scratch(run_state *r)
+{
+    const int64_t k = r->call->k, most = deepest_piece(r);
+    int64_t largest = 0;
+    for (int64_t q = 0; q < r->panels.count; q++)
+        for (int64_t k0 = 0, i = 0, depth; k0 < k; k0 += depth, i++) {
+            depth = q < r->lead ? piece_depth(i, k0, k, most) : k;
+            const tb_gemm_args shape = launch_shape(r, q, depth, k0 == 0 ? 0.0f : 1.0f);
+            const int64_t floats = tb_kernel_workspace_floats(r->kernel, &shape);
+            largest = floats > largest ? floats : largest;
+        }
+    return largest;
 }
 
 cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int kernel,
@@ -409,31 +477,23 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
         return status;
 
     const int64_t m = call->m, k = call->k, rows = plan->rows, width = plan->width;
+    const panel_layout panels = layout_panels(call->n, width);
     /* A pinned C is written directly only when beta == 0: a copy cut short by an error then
      * leaves nothing the CPU would read when it computes the rest. */
     run_state r = {.p = p, .kernel = kernel, .pinned = pinned_operands,
-                   .direct_out = (pinned_operands & TB_RESIDENT_C) && call->beta == 0.0f, .width = width,
-                   .out_floats = rows * width};
-    const int64_t per_slot = slot_floats(call, rows, width);
+                   .direct_out = (pinned_operands & TB_RESIDENT_C) && call->beta == 0.0f, .panels = panels,
+                   .lead = panels.count < SLOTS ? panels.count : SLOTS, .slot_floats = slot_floats(call, rows, width),
+                   .args = {.trans_a = call->trans_a, .trans_b = call->trans_b, .alpha = call->alpha}};
+    if (r.slot_floats < MIN_SLOT_FLOATS && SLOTS * MIN_SLOT_FLOATS <= (int64_t)tb_gpu_pinned_budget())
+        r.slot_floats = MIN_SLOT_FLOATS;
     float *pinned, *device;
-    if ((status = tb_gpu_pinned((size_t)(SLOTS * per_slot), &pinned)) != cudaSuccess)
+    if ((status = tb_gpu_pinned((size_t)(SLOTS * r.slot_floats), &pinned)) != cudaSuccess)
         return status;
-    /*
-     * The kernel's scratch (split-K, a re-stored operand) when the budget leaves room; it
-     * runs without, slower. A transposed op(A) arrives in blocks of rows: those first
-     * kernels have a small C over all of K, and need the scratch to split it.
-     */
-    r.args = panel_args(call, rows, width);
-    tb_gemm_args first_piece = r.args;
-    const int64_t units = a_piece_units(call->trans_a, rows, k, r.out_floats);
-    if (call->trans_a)
-        first_piece.m = units;
-    else
-        first_piece.k = units;
+    /* The kernels' scratch when the budget leaves room; they run without, slower. */
+    const tb_call first_block = tb_call_block(call, 0, m < rows ? m : rows, 0, call->n);
+    enter_block(&r, &first_block);
     const int64_t needed = device_floats(call, rows, width);
-    int64_t scratch = tb_kernel_workspace_floats(kernel, &r.args);
-    const int64_t piece_scratch = tb_kernel_workspace_floats(kernel, &first_piece);
-    scratch = piece_scratch > scratch ? piece_scratch : scratch;
+    int64_t scratch = largest_scratch(&r);
     if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + scratch)))
         scratch = 0;
     if (!tb_gpu_device_fits((size_t)needed))
@@ -444,7 +504,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     for (int s = 0; s < SLOTS; s++) {
         r.b_dev[s] = device + rows * k + s * (k * width + rows * width);
         r.c_dev[s] = r.b_dev[s] + k * width;
-        r.b_pin[s] = pinned + s * per_slot;
+        r.b_pin[s] = pinned + s * r.slot_floats;
         r.c_out_pin[s] = r.b_pin[s] + k * width;
     }
     r.args.workspace = scratch > 0 ? device + needed : NULL;
@@ -453,7 +513,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     tb_trace_pipeline_begin(p->h2d);
     for (int64_t i0 = 0; i0 < m && status == cudaSuccess; i0 += rows) {
         const tb_call block = tb_call_block(call, i0, m - i0 < rows ? m - i0 : rows, 0, call->n);
-        r.call = &block;
+        enter_block(&r, &block);
         *progress = (tb_gpu_progress){i0, block.m, 0};
         status = run_block(&r, &progress->cols_done);
     }

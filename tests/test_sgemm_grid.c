@@ -39,6 +39,8 @@ static const shape grid_shapes[] = {
     {300, 66, 9, 0}, {2, 129, 3, 0},
     /* C too small to fill the GPU, K long: split-K, the last slice ragged */
     {100, 70, 3000, 2}, {33, 129, 2049, 2},
+    /* pipelined: five panels of 256 columns, the last one in halves; K in two slices */
+    {67, 1280, 600, 1},
 };
 
 static const float scalar_values[] = {0.0f, 1.0f, -1.0f, 0.7f, 1.3f};
