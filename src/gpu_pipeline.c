@@ -75,10 +75,15 @@ static cudaError_t create_resources(pipeline *p)
     return cudaSuccess;
 }
 
-/* Pinned floats per slot: a B panel in and a C panel out. */
+/*
+ * Pinned floats per slot: a B panel in and a C panel out, and at least one
+ * slice of K of the first panels (a column of op(A), a row of op(B) for each),
+ * which is more only when K and the rows are tiny.
+ */
 static int64_t slot_floats(const tb_call *call, int64_t rows, int64_t width)
 {
-    return (int64_t)call->k * width + rows * width;
+    const int64_t panels = (call->k + rows) * width, slice = rows + SLOTS * width;
+    return panels > slice ? panels : slice;
 }
 
 /* Device floats: a row block of op(A), then per slot a B panel and a C panel. */
@@ -90,8 +95,9 @@ static int64_t device_floats(const tb_call *call, int64_t rows, int64_t width)
 /* The most rows per block that `width`-column panels leave room for, or 0. */
 static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned, int64_t device)
 {
-    const int64_t k = call->k;
-    const int64_t by_pinned = (pinned / SLOTS - k * width) / width;
+    const int64_t k = call->k, per_slot = pinned / SLOTS;
+    const int64_t by_panels = (per_slot - k * width) / width, by_slice = per_slot - SLOTS * width;
+    const int64_t by_pinned = by_panels < by_slice ? by_panels : by_slice;
     const int64_t by_device = (device - SLOTS * k * width) / (k + SLOTS * width);
     int64_t rows = by_pinned < by_device ? by_pinned : by_device;
     rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;

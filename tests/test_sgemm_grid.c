@@ -41,6 +41,8 @@ static const shape grid_shapes[] = {
     {100, 70, 3000, 2}, {33, 129, 2049, 2},
     /* pipelined: five panels of 256 columns, the last one in halves; K in two slices */
     {67, 1280, 600, 1},
+    /* pipelined with K and M tiny: one slice of the first panels outgrows a slot's panels */
+    {1, 4194304, 2, 1},
 };
 
 static const float scalar_values[] = {0.0f, 1.0f, -1.0f, 0.7f, 1.3f};
