@@ -96,7 +96,9 @@ typedef struct bench_host_call {
     const float *a, *b;
     float *c;
 } bench_host_call;
-/* One call (ctx: a bench_host_call), alpha = 1; its wall-clock time in ms. */
+/* One call, alpha = 1. */
+void bench_host_run(const bench_host_call *r);
+/* The same (ctx: a bench_host_call); its wall-clock time in ms. */
 double bench_host_call_ms(void *ctx);
 /* Host buffers of one shape; C0 (beta != 0 only) is what C starts from. */
 typedef struct bench_host_bufs {

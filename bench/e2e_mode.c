@@ -31,6 +31,56 @@ static bench_row *run_variant(const char *name, bench_sgemm_fn sgemm, const benc
     return row;
 }
 
+/*
+ * beta != 0 and the same call with beta = 0, each checked, then timed in
+ * alternation (which goes first alternates too), so that their ratio, what
+ * adding beta*C costs, is not two moments' drift; the beta = 0 row is added
+ * first, and the other's ratio is to it until a baseline replaces it.
+ */
+static void run_beta_pair(const char *name, const bench_case *bc, const bench_host_bufs *h, const bench_sample *s,
+                          const bench_opts *o, bench_table *t)
+{
+    bench_case plain = *bc;
+    plain.beta = 0.0f;
+    bench_sample *plain_samples = bench_xmalloc(BENCH_SAMPLES * sizeof *plain_samples);
+    const tb_gemm_args g = bench_colmajor(&plain, h->a, h->b, h->c0);
+    bench_samples_make(&g, plain_samples);
+    char plain_name[32];
+    snprintf(plain_name, sizeof plain_name, "%.24s beta=0", name);
+    const size_t first = t->len;
+    bench_table_add(t, &plain, plain_name);
+    bench_table_add(t, bc, name);
+    bench_row *rows[2] = {&t->rows[first], &t->rows[first + 1]};
+    const bench_host_call calls[2] = {{cblas_sgemm, &plain, h->a, h->b, h->c}, {cblas_sgemm, bc, h->a, h->b, h->c}};
+    bench_host_check(rows[0], cblas_sgemm, &plain, h, plain_samples);
+    bench_host_check(rows[1], cblas_sgemm, bc, h, s);
+    free(plain_samples);
+
+    double *times[2] = {bench_xmalloc(sizeof(double) * (size_t)o->reps), bench_xmalloc(sizeof(double) * (size_t)o->reps)};
+    times[0][0] = bench_host_call_ms((void *)&calls[0]);
+    times[1][0] = bench_host_call_ms((void *)&calls[1]);
+    const int reps = bench_reps_within_budget(times[0][0] + times[1][0], o->reps);
+    for (int r = 1; r < reps; r++)
+        for (int i = 0; i < 2; i++) {
+            const int v = (r + i) % 2;
+            times[v][r] = bench_host_call_ms((void *)&calls[v]);
+        }
+    for (int v = 0; v < 2; v++) {
+        rows[v]->ms = bench_median(times[v], reps);
+        rows[v]->reps = reps;
+        rows[v]->gflops = bench_gflops(v ? bc : &plain, rows[v]->ms);
+        if (!rows[v]->failed)
+            snprintf(rows[v]->status, sizeof rows[v]->status, "ok");
+        fprintf(stderr, "[e2e] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, err/bound %.2g, %s\n", bc->shape,
+                bc->op, rows[v]->variant, rows[v]->ms, reps, rows[v]->gflops, rows[v]->error, rows[v]->status);
+        free(times[v]);
+    }
+    rows[0]->ratio = 1.0;
+    rows[1]->ratio = rows[1]->ms > 0.0 ? rows[0]->ms / rows[1]->ms : 0.0;
+    fprintf(stderr, "[e2e] %s %s: beta=%g takes %.3fx the time of beta=0\n", bc->shape, bc->op, (double)bc->beta,
+            rows[0]->ms > 0.0 ? rows[1]->ms / rows[0]->ms : 0.0);
+}
+
 /* One of --threads N callers: its own C, the shared A and B, `calls` calls after the start line. */
 typedef struct caller {
     bench_host_call run;
@@ -43,7 +93,7 @@ static void *caller_main(void *arg)
     caller *me = arg;
     pthread_barrier_wait(me->start);
     for (int i = 0; i < me->calls; i++)
-        bench_host_call_ms(&me->run);
+        bench_host_run(&me->run);
     return NULL;
 }
 
@@ -187,7 +237,10 @@ int bench_e2e(const bench_opts *o, bench_table *t)
             const tb_gemm_args g = bench_colmajor(&bc, h.a, h.b, h.c0);
             bench_samples_make(&g, s);
             const size_t ours = t->len; /* an index: adding rows moves them */
-            run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
+            if (bc.beta != 0.0f && !o->threads)
+                run_beta_pair(name, &bc, &h, s, o, t);
+            else
+                run_variant(name, cblas_sgemm, &bc, &h, s, o, t);
             if (o->threads) {
                 const bench_row serial = t->rows[ours];
                 run_threaded(name, o->threads, &bc, &h, s, o, &serial, t);

@@ -11,16 +11,20 @@
 
 #include "bench.h"
 
-double bench_host_call_ms(void *ctx)
+void bench_host_run(const bench_host_call *r)
 {
-    const bench_host_call *r = ctx;
     const bench_case *bc = r->bc;
-    const double t0 = bench_now_ms();
     /* bench_parse keeps every dimension within int. */
     r->sgemm(bc->row_major ? CblasRowMajor : CblasColMajor,
              bc->trans_a ? CblasTrans : CblasNoTrans, bc->trans_b ? CblasTrans : CblasNoTrans,
              (int)bc->m, (int)bc->n, (int)bc->k, 1.0f, r->a, (int)bc->lda, r->b, (int)bc->ldb,
              bc->beta, r->c, (int)bc->ldc);
+}
+
+double bench_host_call_ms(void *ctx)
+{
+    const double t0 = bench_now_ms();
+    bench_host_run(ctx);
     return bench_now_ms() - t0;
 }
 
@@ -115,7 +119,7 @@ void bench_host_check(bench_row *row, bench_sgemm_fn sgemm, const bench_case *bc
             h->c[e] = NAN;
     else
         memcpy(h->c, h->c0, h->nc * sizeof *h->c);
-    bench_host_call_ms(&r);
+    bench_host_run(&r);
     for (size_t e = 0; e < h->nc; e++)
         nonfinite += !isfinite(h->c[e]);
     row->error = bench_sampled_error(h->c, bc->ldc, s);

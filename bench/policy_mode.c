@@ -2,10 +2,13 @@
  * --policy: auto mode against each path forced, in one process. For every
  * case, libtiledblas's cblas_sgemm set to auto, then to the GPU
  * (tiledblas_set_device), and OpenBLAS alone are each checked once, then
- * timed in rounds. A round calls each variant twice in a row and times the
- * second call, so that what is timed follows a call of its own kind, as in a
- * program that uses that variant alone: the first call takes what the
- * previous variant left behind (OpenBLAS's threads spinning, cold caches).
+ * timed in rounds. A round calls each variant once untimed, then times it,
+ * so that what is timed follows a call of its own kind, as in a program that
+ * uses that variant alone: the untimed call takes what the previous variant
+ * left behind (OpenBLAS's threads spinning, cold caches). Calls shorter than
+ * BATCH_MS are timed in batches that last about that long: a call of a
+ * microsecond or two, timed alone, measures the clock and where the last
+ * variant left the branch predictors as much as the call.
  * Round r takes the r-th of the six orders of the three, so host load that
  * drifts falls on all three alike. A variant's time is its median over the
  * rounds.
@@ -23,6 +26,7 @@
 #include "bench.h"
 
 #define TARGET 0.95
+#define BATCH_MS 0.25
 
 enum { AUTO, GPU, OPENBLAS, VARIANTS };
 
@@ -46,32 +50,43 @@ static void select_path(int v)
         tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
 }
 
-/* One untimed call of variant v, then the timed one. */
-static double call_variant_again(policy_case *pc, int v)
+/* One untimed call of variant v, then `batch` timed ones: ms per call. */
+static double call_variant_again(policy_case *pc, int v, int batch)
 {
     select_path(v);
-    bench_host_call_ms(&pc->call[v]);
-    return bench_host_call_ms(&pc->call[v]);
+    bench_host_run(&pc->call[v]);
+    const double t0 = bench_now_ms();
+    for (int i = 0; i < batch; i++)
+        bench_host_run(&pc->call[v]);
+    return (bench_now_ms() - t0) / batch;
 }
 
-/* Fills the rows of the present variants with their medians over interleaved rounds. */
-static void time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, bench_row *rows[VARIANTS])
+/*
+ * Fills the rows of the present variants with their medians over interleaved
+ * rounds; returns the calls per timed batch.
+ */
+static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, bench_row *rows[VARIANTS])
 {
-    double *t[VARIANTS];
-    double first = 0.0;
+    double *t[VARIANTS], probe[VARIANTS] = {0}, fastest = 0.0;
     for (int v = 0; v < VARIANTS; v++) {
         t[v] = bench_xmalloc(sizeof(double) * (size_t)max_reps);
-        if (pc->present[v])
-            first += 2.0 * (t[v][0] = call_variant_again(pc, v));
+        if (pc->present[v]) {
+            probe[v] = call_variant_again(pc, v, 1);
+            fastest = fastest == 0.0 || probe[v] < fastest ? probe[v] : fastest;
+        }
     }
+    const int batch = fastest >= BATCH_MS ? 1 : (int)(BATCH_MS / (fastest > 1e-6 ? fastest : 1e-6)) + 1;
+    double round_ms = 0.0;
+    for (int v = 0; v < VARIANTS; v++)
+        round_ms += (1 + batch) * probe[v];
     /* All six orders at least: host load that drifts falls on every variant in every position. */
-    const int budgeted = bench_reps_within_budget(first, max_reps), all_orders = max_reps < 6 ? max_reps : 6;
+    const int budgeted = bench_reps_within_budget(round_ms, max_reps), all_orders = max_reps < 6 ? max_reps : 6;
     const int rounds = budgeted > all_orders ? budgeted : all_orders;
-    for (int r = 1; r < rounds; r++)
+    for (int r = 0; r < rounds; r++)
         for (int i = 0; i < VARIANTS; i++) {
             const int v = orders[r % 6][i];
             if (pc->present[v])
-                t[v][r] = call_variant_again(pc, v);
+                t[v][r] = call_variant_again(pc, v, batch);
         }
     for (int v = 0; v < VARIANTS; v++) {
         if (pc->present[v]) {
@@ -81,6 +96,7 @@ static void time_interleaved(policy_case *pc, const bench_case *bc, int max_reps
         }
         free(t[v]);
     }
+    return batch;
 }
 
 int bench_policy(const bench_opts *o, bench_table *t)
@@ -102,9 +118,9 @@ int bench_policy(const bench_opts *o, bench_table *t)
            tiledblas_version(), gpu ? "yes" : "no (auto against OpenBLAS alone)", tiledblas_cpu_backend());
     if (!openblas)
         printf("OpenBLAS alone: not timed (--no-openblas); auto against the forced GPU\n");
-    printf("timing: wall clock around each call, host memory in and out; after a checked call each, "
-           "rounds of two calls per variant, the second timed, each round in another of the six orders; "
-           "medians of up to %d rounds\n", o->reps);
+    printf("timing: wall clock, host memory in and out; after a checked call each, rounds of an untimed "
+           "call per variant, then a timed one (a batch lasting about %.2f ms for shorter calls), each round "
+           "in another of the six orders; medians of up to %d rounds\n", BATCH_MS, o->reps);
     printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU); target for auto: >= %.2f\n",
            TARGET);
     fflush(stdout);
@@ -135,7 +151,7 @@ int bench_policy(const bench_opts *o, bench_table *t)
                 bench_host_check(rows[v], pc.call[v].sgemm, &bc, &h, s);
             }
             /* The checks poisoned and rewrote C: beta != 0 now accumulates, which costs the same. */
-            time_interleaved(&pc, &bc, o->reps, rows);
+            const int batch = time_interleaved(&pc, &bc, o->reps, rows);
 
             const double best = !gpu                                           ? rows[OPENBLAS]->ms
                                 : !openblas || rows[GPU]->ms < rows[OPENBLAS]->ms ? rows[GPU]->ms
@@ -156,9 +172,9 @@ int bench_policy(const bench_opts *o, bench_table *t)
                 if (sizeof misses - strlen(misses) > strlen(miss))
                     strcat(misses, miss);
             }
-            fprintf(stderr, "[policy] %s %s: auto %.4f ms, gpu %.4f ms, openblas %.4f ms (%d rounds; 0: not timed): "
-                    "auto at %.3f\n", bc.shape, bc.op, rows[AUTO]->ms, gpu ? rows[GPU]->ms : 0.0,
-                    openblas ? rows[OPENBLAS]->ms : 0.0, rows[AUTO]->reps, rows[AUTO]->ratio);
+            fprintf(stderr, "[policy] %s %s: auto %.4f ms, gpu %.4f ms, openblas %.4f ms (%d rounds of %d calls; 0: not "
+                    "timed): auto at %.3f\n", bc.shape, bc.op, rows[AUTO]->ms, gpu ? rows[GPU]->ms : 0.0,
+                    openblas ? rows[OPENBLAS]->ms : 0.0, rows[AUTO]->reps, batch, rows[AUTO]->ratio);
         }
         free(s);
         bench_host_bufs_free(&h);

@@ -96,7 +96,8 @@ if want bench; then
     bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
     bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
     bench e2e-8192 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 8192 --no-openblas --reps 5
-    bench e2e-8192-beta 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 4096,8192 --beta 1 --no-openblas --reps 5
+    # beta = 1 and beta = 0, alternating call by call in one process (their ratio is the beta column).
+    bench e2e-beta 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 2048,4096,8192 --beta 1 --no-openblas --reps 9
     # NVIDIA's NVBLAS on the same host memory, pinned automatically, OpenBLAS for its CPU part.
     nvblas=$(ls /usr/local/cuda/lib64/libnvblas.so 2>/dev/null)
     if [[ -n $nvblas ]]; then
@@ -124,11 +125,11 @@ if want policy; then
     # and on the skinny shapes, the forced GPU alone beyond.
     small=16,32,64,96,128,192,256,384,512,768,1024,2048,4096
     skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
-    bench policy 180 TILEDBLAS_VERBOSE=1 -- --policy --reps 20 --sizes $small,$skinny
+    # TILEDBLAS_VERBOSE stays unset, as for users: its accounting takes a lock per call (tens of ns: a few % of a 16^3 call).
+    bench policy 180 -- --policy --reps 20 --sizes $small,$skinny
     # The same with OpenBLAS's threads parked right after each call: by default they spin
     # ~0.1 s, and the GPU calls interleaved with OpenBLAS's then wait for CPUs.
-    bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 TILEDBLAS_VERBOSE=1 -- --policy --reps 30 \
-        --sizes $small,$skinny
+    bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes $small,$skinny
     bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
@@ -172,7 +173,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-8192-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
     policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue
