@@ -25,8 +25,6 @@
 
 #include "internal.h"
 
-/* Below this a single thread is faster than waking the pool (~10 us against ~50 us of copying). */
-#define PARALLEL_MIN_BYTES (512u << 10)
 #define MAX_THREADS 16
 /* Below this a plain memcpy (which keeps the data in cache) is as fast. */
 #define STREAMING_MIN_BYTES (256u << 10)
@@ -260,7 +258,7 @@ static void run_job(copy_job job)
     const int64_t rows = job.rows, cols = job.cols;
     const size_t bytes = (size_t)rows * (size_t)cols * sizeof(float);
     job.streaming = bytes >= STREAMING_MIN_BYTES;
-    if (bytes < PARALLEL_MIN_BYTES) {
+    if (bytes < TB_HOST_COPY_POOL_MIN_BYTES) {
         copy_part(&job, 0, 1);
         return;
     }

@@ -178,6 +178,8 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, 
                               tb_gpu_progress *progress);
 
 /* --- parallel host copies (src/host_copy.c) --- */
+/* Copies smaller than this are made by the calling thread alone (waking the pool costs more). */
+#define TB_HOST_COPY_POOL_MIN_BYTES (512u << 10)
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                   int64_t cols);
 /* dst = src + beta * dst, element-wise (the host side of C = alpha*op(A)*op(B) + beta*C). */
