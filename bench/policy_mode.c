@@ -8,7 +8,10 @@
  * left behind (OpenBLAS's threads spinning, cold caches). Calls shorter than
  * BATCH_MS are timed in batches that last about that long: a call of a
  * microsecond or two, timed alone, measures the clock and where the last
- * variant left the branch predictors as much as the call.
+ * variant left the branch predictors as much as the call. After OpenBLAS's
+ * timed calls the round pauses OPENBLAS_REST_S: its threads spin that long
+ * after a multithreaded call (its default), taking CPUs from the calls that
+ * follow, which a program that uses OpenBLAS alone never makes.
  * Round r takes the r-th of the six orders of the three, so host load that
  * drifts falls on all three alike. A variant's time is its median over the
  * rounds.
@@ -21,12 +24,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tiledblas.h"
 #include "bench.h"
 
 #define TARGET 0.95
 #define BATCH_MS 0.25
+#define OPENBLAS_REST_S 0.15
+/* OpenBLAS calls shorter than this run on one thread: nothing spins after them. */
+#define OPENBLAS_THREADED_MS 0.01
 
 enum { AUTO, GPU, OPENBLAS, VARIANTS };
 
@@ -85,8 +92,11 @@ static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps,
     for (int r = 0; r < rounds; r++)
         for (int i = 0; i < VARIANTS; i++) {
             const int v = orders[r % 6][i];
-            if (pc->present[v])
-                t[v][r] = call_variant_again(pc, v, batch);
+            if (!pc->present[v])
+                continue;
+            t[v][r] = call_variant_again(pc, v, batch);
+            if (v == OPENBLAS && t[v][r] >= OPENBLAS_THREADED_MS)
+                nanosleep(&(struct timespec){0, (long)(OPENBLAS_REST_S * 1e9)}, NULL);
         }
     for (int v = 0; v < VARIANTS; v++) {
         if (pc->present[v]) {
@@ -120,7 +130,8 @@ int bench_policy(const bench_opts *o, bench_table *t)
         printf("OpenBLAS alone: not timed (--no-openblas); auto against the forced GPU\n");
     printf("timing: wall clock, host memory in and out; after a checked call each, rounds of an untimed "
            "call per variant, then a timed one (a batch lasting about %.2f ms for shorter calls), each round "
-           "in another of the six orders; medians of up to %d rounds\n", BATCH_MS, o->reps);
+           "in another of the six orders, a %.2f s pause after OpenBLAS's (its threads spin); medians of up to %d "
+           "rounds\n", BATCH_MS, OPENBLAS_REST_S, o->reps);
     printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU); target for auto: >= %.2f\n",
            TARGET);
     fflush(stdout);

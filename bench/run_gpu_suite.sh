@@ -127,8 +127,9 @@ if want policy; then
     skinny=4096x4096x16,4096x16x4096,16x4096x4096,4096x4096x64,8192x8192x256,8192x128x8192,128x8192x8192,1000,4097x4095x4099
     # TILEDBLAS_VERBOSE stays unset, as for users: its accounting takes a lock per call (tens of ns: a few % of a 16^3 call).
     bench policy 180 -- --policy --reps 20 --sizes $small,$skinny
-    # The same with OpenBLAS's threads parked right after each call: by default they spin
-    # ~0.1 s, and the GPU calls interleaved with OpenBLAS's then wait for CPUs.
+    # The same with OpenBLAS's threads parked right after each call (by default they spin ~0.1 s):
+    # auto mode's CPU calls then leave no threads spinning into its GPU calls, but each
+    # multithreaded OpenBLAS call wakes its threads anew.
     bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes $small,$skinny
     bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
