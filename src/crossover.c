@@ -1,6 +1,7 @@
 /* Auto mode's measured corrections near the crossover (see crossover.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "crossover.h"
 
@@ -28,9 +29,16 @@ int tb_crossover_class_of(double flops, double bytes)
 
 static double median_ratio(const float r[TB_CROSSOVER_SAMPLES])
 {
-    _Static_assert(TB_CROSSOVER_SAMPLES == 3, "the median below is of three");
-    const double a = r[0], b = r[1], c = r[2];
-    return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+    float sorted[TB_CROSSOVER_SAMPLES];
+    memcpy(sorted, r, sizeof sorted);
+    for (int i = 1; i < TB_CROSSOVER_SAMPLES; i++) /* insertion sort: a handful of floats */
+        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+            const float t = sorted[j];
+            sorted[j] = sorted[j - 1];
+            sorted[j - 1] = t;
+        }
+    _Static_assert(TB_CROSSOVER_SAMPLES % 2 == 1, "an odd count has a middle sample");
+    return sorted[TB_CROSSOVER_SAMPLES / 2];
 }
 
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial)
@@ -50,7 +58,7 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     *trial = n % TB_CROSSOVER_RETRY == 0 || (n >= TB_CROSSOVER_FIRST_RETRY && n < TB_CROSSOVER_RETRY && !(n & (n - 1)));
     if (!*trial)
         return measured_best;
-    /* The other path's old ratios are forgotten: it is measured afresh, this call and the next two. */
+    /* The other path's old ratios are forgotten: it is measured afresh, this call and the next ones. */
     cls->samples[!measured_best] = 0;
     return !measured_best;
 }

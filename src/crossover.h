@@ -6,13 +6,17 @@
  * are timed, and each path's measured over predicted time is kept per class
  * of calls (flops and flops per byte). The choice scales each prediction by
  * the median of its path's last TB_CROSSOVER_SAMPLES ratios; until a path has
- * that many it is tried. The other path is measured afresh (its samples
- * forgotten) at the 16th, 32nd, ... call of the class, then every
- * TB_CROSSOVER_RETRY calls: first samples can mislead (on the H100 machine
- * the CPU BLAS took 30 us a call at 64^3 in its first calls, 21 us later),
- * and a path gets faster unseen while the other is taken (the path taken is
- * measured at every call, so its slowing down is seen within two calls). In
- * the long run that costs 3 calls in 512, each within the band's factor.
+ * that many it is tried. Five, because slow calls come in pairs: the first
+ * calls after other work (cold caches, the CPU BLAS's threads asleep) took
+ * 0.06-0.2 ms at 96^3 on the H100 machine against 0.035 later, and with a
+ * median of three two of them made auto mode flip to the slower path for the
+ * next 70 calls. The other path is measured afresh (its samples forgotten)
+ * at the 16th, 32nd, ... call of the class, then every TB_CROSSOVER_RETRY
+ * calls: first samples can mislead (on the H100 machine the CPU BLAS took
+ * 30 us a call at 64^3 in its first calls, 21 us later), and a path gets
+ * faster unseen while the other is taken (the path taken is measured at
+ * every call, so its slowing down is seen within three calls). In the long
+ * run that costs 5 calls in 512, each within the band's factor.
  *
  * Each sample is taken in the state the calls before it left: a GPU call
  * right after CPU BLAS calls may run beside the BLAS's threads still
@@ -32,7 +36,7 @@
 #include <stddef.h>
 
 #define TB_CROSSOVER_BAND 3.0
-#define TB_CROSSOVER_SAMPLES 3
+#define TB_CROSSOVER_SAMPLES 5
 #define TB_CROSSOVER_FIRST_RETRY 16
 #define TB_CROSSOVER_RETRY 512
 

@@ -3,8 +3,9 @@
  * simulated timings: a class whose cost model picks the wrong path (as the
  * H100 machine's did at 64^3: CPU predicted 31 us, GPU 24; measured 23 and
  * 28) must settle on the right one after its trials, keep it through one
- * outlier, follow a path that slows down at once and one that speeds up by
- * the next retry, and spend few calls on the slower path.
+ * outlier and through slow pairs of calls, follow a path that slows down at
+ * once and one that speeds up by the next retry, and spend few calls on the
+ * slower path.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static void test_settles_on_the_faster(void)
 
     const unsigned calls = 10 * TB_CROSSOVER_RETRY;
     CHECK(run(&cls, predicted, true_s, calls, 100, &t) == TB_PATH_CPU, "settles on the CPU");
-    /* Two more trials of the CPU, then retries of the GPU (three calls each): at the powers of two
+    /* More trials of the CPU, then retries of the GPU (TB_CROSSOVER_SAMPLES calls each): at the powers of two
      * from TB_CROSSOVER_FIRST_RETRY below TB_CROSSOVER_RETRY, then every TB_CROSSOVER_RETRY. */
     unsigned retries = calls / TB_CROSSOVER_RETRY + 1;
     for (unsigned n = TB_CROSSOVER_FIRST_RETRY; n < TB_CROSSOVER_RETRY; n *= 2)
@@ -111,7 +112,7 @@ static void test_settles_on_the_faster(void)
     CHECK(t.calls[TB_PATH_GPU] >= calls / TB_CROSSOVER_RETRY, "the GPU is retried (%u calls)",
           t.calls[TB_PATH_GPU]);
 
-    /* The exit summary's line counts every measured call (the four above too). */
+    /* The exit summary's line counts every measured call (the trials above too). */
     char text[160], counts[64];
     snprintf(counts, sizeof counts, "cpu %u calls", t.calls[TB_PATH_CPU] + 1);
     CHECK(tb_crossover_describe(&cls, 0, text, sizeof text) && strstr(text, counts), "summary \"%s\" has \"%s\"",
@@ -129,7 +130,7 @@ static void test_first_samples_not_final(void)
     tb_crossover_class cls = {0};
     unsigned cpu_calls = 0, gpu_calls = 0;
     int path = -1;
-    /* Past the second retry (of the GPU, three calls) and short of the third. */
+    /* Past the second retry (of the GPU, TB_CROSSOVER_SAMPLES calls) and short of the third. */
     for (unsigned i = 0; i < 3 * TB_CROSSOVER_FIRST_RETRY; i++) {
         int trial;
         path = tb_crossover_choose(&cls, predicted, &trial);
@@ -150,11 +151,12 @@ static void test_follows_changes(void)
     tally t = {{0}, 0};
     CHECK(run(&cls, predicted, true_s, 50, 0, &t) == TB_PATH_CPU, "the model was right: the CPU");
 
-    /* The CPUs get busy: the CPU path triples. Two slow calls move its median. */
+    /* The CPUs get busy: the CPU path triples. A majority of slow calls moves its median. */
     true_s[TB_PATH_CPU] = 60e-6;
     tally after = {{0}, 0};
     CHECK(run(&cls, predicted, true_s, 10, 0, &after) == TB_PATH_GPU, "a slower CPU path is left");
-    CHECK(after.calls[TB_PATH_CPU] <= 2, "within two calls (%u on the CPU)", after.calls[TB_PATH_CPU]);
+    CHECK(after.calls[TB_PATH_CPU] <= TB_CROSSOVER_SAMPLES / 2 + 1, "within %d calls (%u on the CPU)",
+          TB_CROSSOVER_SAMPLES / 2 + 1, after.calls[TB_PATH_CPU]);
 
     /* They get free again: seen at the next retry, which measures the CPU afresh. That is the
      * next power of two of the class's choices (60 so far): at most as many calls again. */
@@ -170,6 +172,33 @@ static void test_follows_changes(void)
           calls, chosen + TB_CROSSOVER_SAMPLES + 1);
 }
 
+/*
+ * As on the H100 machine at 96^3 (the policy benchmark, other variants' calls
+ * in between): the GPU path takes 33 us, but every tenth call and the next
+ * take 60 and 160 (cold after other work); the CPU path 42. Slow pairs must
+ * not turn the class to the CPU between retries.
+ */
+static void test_slow_pairs_kept(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 40e-6, [TB_PATH_GPU] = 30e-6};
+    tb_crossover_class cls = {0};
+    unsigned cpu_calls = 0, gpu_calls = 0, trials = 0;
+    for (unsigned i = 0; i < TB_CROSSOVER_RETRY; i++) {
+        int trial;
+        const int path = tb_crossover_choose(&cls, predicted, &trial);
+        trials += (unsigned)trial;
+        const double gpu_s = i % 10 == 0 ? 60e-6 : i % 10 == 1 ? 160e-6 : 33e-6;
+        const double seconds = path == TB_PATH_GPU ? gpu_s : 42e-6;
+        gpu_calls += path == TB_PATH_GPU;
+        cpu_calls += path == TB_PATH_CPU;
+        tb_crossover_record(&cls, path, predicted[path], seconds);
+    }
+    /* The first calls are trials of both paths, then retries of the CPU at 16, 32, ..., 256. */
+    CHECK(cpu_calls <= trials, "%u calls on the slower CPU, %u of them trials", cpu_calls, trials);
+    CHECK(gpu_calls >= TB_CROSSOVER_RETRY - 8 * TB_CROSSOVER_SAMPLES, "%u of %u calls on the GPU", gpu_calls,
+          TB_CROSSOVER_RETRY);
+}
+
 int main(void)
 {
     test_band();
@@ -177,6 +206,7 @@ int main(void)
     test_settles_on_the_faster();
     test_first_samples_not_final();
     test_follows_changes();
+    test_slow_pairs_kept();
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;
