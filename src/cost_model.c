@@ -239,6 +239,7 @@ tb_auto_choice tb_auto_choose(const tb_call *call)
     choice.use_gpu = path == TB_PATH_GPU;
     choice.reason = reasons[trial][path];
     choice.measure_class = cls;
+    choice.trial = trial;
     choice.predicted_seconds = predicted[path];
     return choice;
 }
@@ -255,10 +256,21 @@ void tb_auto_describe_classes(void (*line)(const char *text))
     pthread_mutex_unlock(&crossover.lock);
 }
 
+/* When auto mode's last CPU BLAS call above the GPU floor ended (tb_seconds_now), or 0. */
+static _Atomic double cpu_blas_end;
+
+void tb_auto_cpu_blas_done(void)
+{
+    atomic_store(&cpu_blas_end, tb_seconds_now());
+}
+
 void tb_auto_measured(const tb_auto_choice *choice, double seconds)
 {
+    const int path = choice->use_gpu ? TB_PATH_GPU : TB_PATH_CPU;
+    const double started = tb_seconds_now() - seconds;
+    if (!tb_crossover_counts(path, choice->trial, started - atomic_load(&cpu_blas_end)))
+        return;
     pthread_mutex_lock(&crossover.lock);
-    tb_crossover_record(&crossover.classes[choice->measure_class], choice->use_gpu ? TB_PATH_GPU : TB_PATH_CPU,
-                        choice->predicted_seconds, seconds);
+    tb_crossover_record(&crossover.classes[choice->measure_class], path, choice->predicted_seconds, seconds);
     pthread_mutex_unlock(&crossover.lock);
 }

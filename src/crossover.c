@@ -63,6 +63,11 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     return !measured_best;
 }
 
+int tb_crossover_counts(int path, int trial, double since_cpu_blas)
+{
+    return path != TB_PATH_GPU || trial || since_cpu_blas >= TB_CROSSOVER_SHADOW_SECONDS;
+}
+
 void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds)
 {
     if (!(predicted > 0.0) || !(seconds >= 0.0))

@@ -19,9 +19,13 @@
  * run that costs 5 calls in 512, each within the band's factor.
  *
  * Each sample is taken in the state the calls before it left: a GPU call
- * right after CPU BLAS calls may run beside the BLAS's threads still
- * spinning (OpenBLAS's do for ~0.1 s), so the path not taken can look a
- * little slower than it would be alone (10-15% at 64^3 on the H100 machine).
+ * right after CPU BLAS calls runs beside the BLAS's threads still spinning
+ * (OpenBLAS's do for ~0.1 s), and its host copies with them: 10-15% slower
+ * at 64^3 on the H100 machine, 2-3 times at 4096x4096x16. After a trial of
+ * the CPU such GPU calls made the GPU, the faster path, look the slower one
+ * and turned the class to the CPU (auto at 0.43 of the GPU there): so on
+ * the path taken a GPU call in that shadow is not counted. A trial's calls
+ * count, in or out of it, so that trials stay a few calls.
  * A GPU call that fails counts with its CPU fallback, so its class turns to
  * the CPU.
  *
@@ -39,6 +43,8 @@
 #define TB_CROSSOVER_SAMPLES 5
 #define TB_CROSSOVER_FIRST_RETRY 16
 #define TB_CROSSOVER_RETRY 512
+/* How long after a CPU BLAS call a GPU call is in its shadow: OpenBLAS's threads spin 2^28 cycles. */
+#define TB_CROSSOVER_SHADOW_SECONDS 0.15
 
 enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
 
@@ -59,6 +65,9 @@ int tb_crossover_in_band(const double predicted[TB_PATHS]);
 int tb_crossover_class_of(double flops, double bytes);
 /* The path for a call in the band; *trial tells whether it was taken to be measured. */
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial);
+/* Whether a call on `path` (a trial or not) that started `since_cpu_blas` seconds after the last CPU BLAS
+ * call ended is counted. */
+int tb_crossover_counts(int path, int trial, double since_cpu_blas);
 /* A call on `path` took `seconds` where `predicted` were expected. */
 void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds);
 /* The class's state in a line: its calls per path and their median ratio; 0 if it saw no call. */

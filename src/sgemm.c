@@ -132,6 +132,8 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         }
     } else {
         tb_cpu_sgemm(call);
+        if (choice.reason)
+            tb_auto_cpu_blas_done();
     }
     /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
     if (choice.measure_class >= 0)

@@ -3,9 +3,10 @@
  * simulated timings: a class whose cost model picks the wrong path (as the
  * H100 machine's did at 64^3: CPU predicted 31 us, GPU 24; measured 23 and
  * 28) must settle on the right one after its trials, keep it through one
- * outlier and through slow pairs of calls, follow a path that slows down at
- * once and one that speeds up by the next retry, and spend few calls on the
- * slower path.
+ * outlier, through slow pairs of calls and through GPU calls slowed by the
+ * CPU BLAS's spinning threads after its trials, follow a path that slows
+ * down at once and one that speeds up by the next retry, and spend few calls
+ * on the slower path.
  */
 #include <stdio.h>
 #include <string.h>
@@ -199,6 +200,36 @@ static void test_slow_pairs_kept(void)
           TB_CROSSOVER_RETRY);
 }
 
+/*
+ * As on the H100 machine at 4096x4096x16: the GPU takes 1.5 ms, but 4.5 while
+ * OpenBLAS's threads spin (0.1 s after its calls), the CPU 3.6. The CPU's
+ * trials must not turn the class to it.
+ */
+static void test_shadow_of_cpu_trials(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2.2e-3, [TB_PATH_GPU] = 1.95e-3};
+    tb_crossover_class cls = {0};
+    double now = 1.0, cpu_end = 0.0; /* seconds */
+    unsigned calls[TB_PATHS] = {0};
+    for (unsigned i = 0; i < TB_CROSSOVER_RETRY; i++) {
+        int trial;
+        const int path = tb_crossover_choose(&cls, predicted, &trial);
+        const double since = now - cpu_end;
+        const double seconds = path == TB_PATH_CPU ? 3.6e-3 : since < 0.1 ? 4.5e-3 : 1.5e-3;
+        calls[path]++;
+        if (tb_crossover_counts(path, trial, since))
+            tb_crossover_record(&cls, path, predicted[path], seconds);
+        now += seconds;
+        cpu_end = path == TB_PATH_CPU ? now : cpu_end;
+    }
+    /* The CPU's trials: at the start, at 16, 32, ..., 256, and the first call of the one at 512. */
+    CHECK(calls[TB_PATH_CPU] <= 6 * TB_CROSSOVER_SAMPLES + 1, "%u of %u calls on the slower CPU",
+          calls[TB_PATH_CPU], TB_CROSSOVER_RETRY);
+    CHECK(tb_crossover_counts(TB_PATH_GPU, 1, 0.0) && tb_crossover_counts(TB_PATH_CPU, 0, 0.0) &&
+              !tb_crossover_counts(TB_PATH_GPU, 0, 0.0) && tb_crossover_counts(TB_PATH_GPU, 0, 1.0),
+          "only GPU calls on the path taken are left out, and only in the shadow");
+}
+
 int main(void)
 {
     test_band();
@@ -207,6 +238,7 @@ int main(void)
     test_first_samples_not_final();
     test_follows_changes();
     test_slow_pairs_kept();
+    test_shadow_of_cpu_trials();
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;
