@@ -31,7 +31,7 @@
 
 #define TARGET 0.95
 #define BATCH_MS 0.25
-#define OPENBLAS_REST_S 0.15
+#define OPENBLAS_REST_S 0.3
 /* OpenBLAS calls shorter than this run on one thread: nothing spins after them. */
 #define OPENBLAS_THREADED_MS 0.01
 
