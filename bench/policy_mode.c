@@ -9,7 +9,7 @@
  * BATCH_MS are timed in batches that last about that long: a call of a
  * microsecond or two, timed alone, measures the clock and where the last
  * variant left the branch predictors as much as the call. After OpenBLAS's
- * timed calls the round pauses OPENBLAS_REST_S: its threads spin that long
+ * timed calls the round pauses OPENBLAS_REST_S: its threads spin 0.1-0.16 s
  * after a multithreaded call (its default), taking CPUs from the calls that
  * follow, which a program that uses OpenBLAS alone never makes.
  * Round r takes the r-th of the six orders of the three, so host load that
