@@ -256,21 +256,12 @@ void tb_auto_describe_classes(void (*line)(const char *text))
     pthread_mutex_unlock(&crossover.lock);
 }
 
-/* When auto mode's last CPU BLAS call above the GPU floor ended (tb_seconds_now), or 0. */
-static _Atomic double cpu_blas_end;
-
-void tb_auto_cpu_blas_done(void)
-{
-    atomic_store(&cpu_blas_end, tb_seconds_now());
-}
-
-void tb_auto_measured(const tb_auto_choice *choice, double seconds)
+void tb_auto_measured(const tb_auto_choice *choice, double seconds, int gpu_failed)
 {
     const int path = choice->use_gpu ? TB_PATH_GPU : TB_PATH_CPU;
     const double started = tb_seconds_now() - seconds;
-    if (!tb_crossover_counts(path, choice->trial, started - atomic_load(&cpu_blas_end)))
-        return;
     pthread_mutex_lock(&crossover.lock);
-    tb_crossover_record(&crossover.classes[choice->measure_class], path, choice->predicted_seconds, seconds);
+    tb_crossover_measured(&crossover.classes[choice->measure_class], path, choice->trial, gpu_failed,
+                          choice->predicted_seconds, started, seconds);
     pthread_mutex_unlock(&crossover.lock);
 }

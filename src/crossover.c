@@ -63,9 +63,15 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     return !measured_best;
 }
 
-int tb_crossover_counts(int path, int trial, double since_cpu_blas)
+void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed, double predicted,
+                           double started, double seconds)
 {
-    return path != TB_PATH_GPU || trial || since_cpu_blas >= TB_CROSSOVER_SHADOW_SECONDS;
+    const int in_shadow = path == TB_PATH_GPU && !trial && !failed &&
+                          started - cls->cpu_trial_end < TB_CROSSOVER_SHADOW_SECONDS;
+    if (!in_shadow)
+        tb_crossover_record(cls, path, predicted, seconds);
+    if (path == TB_PATH_CPU && trial)
+        cls->cpu_trial_end = started + seconds;
 }
 
 void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds)

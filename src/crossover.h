@@ -15,17 +15,21 @@
  * calls: first samples can mislead (on the H100 machine the CPU BLAS took
  * 30 us a call at 64^3 in its first calls, 21 us later), and a path gets
  * faster unseen while the other is taken (the path taken is measured at
- * every call, so its slowing down is seen within three calls). In the long
- * run that costs 5 calls in 512, each within the band's factor.
+ * every call but those in the shadow below, so its slowing down is seen
+ * within three calls). In the long run that costs 5 calls in 512, each
+ * within the band's factor.
  *
  * Each sample is taken in the state the calls before it left: a GPU call
  * right after CPU BLAS calls runs beside the BLAS's threads still spinning
  * (OpenBLAS's do for ~0.1 s), and its host copies with them: 10-15% slower
  * at 64^3 on the H100 machine, 2-3 times at 4096x4096x16. After a trial of
  * the CPU such GPU calls made the GPU, the faster path, look the slower one
- * and turned the class to the CPU (auto at 0.43 of the GPU there): so on
- * the path taken a GPU call in that shadow is not counted. A trial's calls
- * count, in or out of it, so that trials stay a few calls.
+ * and turned the class to the CPU (auto at 0.43 of the GPU there). So a GPU
+ * call on the path taken within TB_CROSSOVER_SHADOW_SECONDS of the end of
+ * the class's own trial of the CPU is not counted: a cost the trial caused,
+ * not the path's. Spinning threads left by other calls (other classes, the
+ * program's own) are the path's real cost while they last and count, and so
+ * do a trial's calls (trials stay a few calls) and failed GPU calls.
  * A GPU call that fails counts with its CPU fallback, so its class turns to
  * the CPU.
  *
@@ -53,6 +57,7 @@ typedef struct tb_crossover_class {
     unsigned samples[TB_PATHS];                   /* calls measured per path since its last reset */
     unsigned taken[TB_PATHS];                     /* calls measured per path in all */
     unsigned choices;                             /* calls chosen in this class */
+    double cpu_trial_end;                         /* when its last trial call on the CPU ended (caller's clock) */
 } tb_crossover_class;
 
 /* Classes of calls: half-octaves of flops times octaves of flops per byte moved. */
@@ -65,10 +70,15 @@ int tb_crossover_in_band(const double predicted[TB_PATHS]);
 int tb_crossover_class_of(double flops, double bytes);
 /* The path for a call in the band; *trial tells whether it was taken to be measured. */
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial);
-/* Whether a call on `path` (a trial or not) that started `since_cpu_blas` seconds after the last CPU BLAS
- * call ended is counted. */
-int tb_crossover_counts(int path, int trial, double since_cpu_blas);
-/* A call on `path` took `seconds` where `predicted` were expected. */
+/*
+ * A call chosen by tb_crossover_choose on `path` (`trial` as it said) started at
+ * `started` (seconds, the caller's clock) and took `seconds` where `predicted`
+ * were expected; `failed`: a GPU call that failed (its CPU fallback included).
+ * Recorded unless it is in the shadow of the class's own trial of the CPU.
+ */
+void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed, double predicted,
+                           double started, double seconds);
+/* A call on `path` took `seconds` where `predicted` were expected: recorded as is. */
 void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds);
 /* The class's state in a line: its calls per path and their median ratio; 0 if it saw no call. */
 int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size);

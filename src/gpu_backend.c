@@ -453,12 +453,16 @@ static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kerne
     return run_call(call, 0, kernel);
 }
 
-/* The largest operand the host copies into pinned staging, in bytes (0: all are pinned). */
-static size_t largest_pageable_operand(const tb_call *call, unsigned pinned)
+/*
+ * The largest operand the host copies through pinned staging, in bytes (0:
+ * none). A pinned C is copied too unless beta == 0: only then do the copy
+ * engines write it directly.
+ */
+static size_t largest_host_copied_operand(const tb_call *call, unsigned pinned)
 {
     const size_t a = pinned & TB_RESIDENT_A ? 0 : (size_t)call->m * (size_t)call->k;
     const size_t b = pinned & TB_RESIDENT_B ? 0 : (size_t)call->k * (size_t)call->n;
-    const size_t c = pinned & TB_RESIDENT_C ? 0 : (size_t)call->m * (size_t)call->n;
+    const size_t c = pinned & TB_RESIDENT_C && call->beta == 0.0f ? 0 : (size_t)call->m * (size_t)call->n;
     const size_t most = a > b ? a : b;
     return (most > c ? most : c) * sizeof(float);
 }
@@ -472,7 +476,7 @@ static size_t largest_pageable_operand(const tb_call *call, unsigned pinned)
 static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
                                         tb_gpu_progress *progress)
 {
-    const int burst = largest_pageable_operand(call, pinned) >= TB_HOST_COPY_POOL_MIN_BYTES;
+    const int burst = largest_host_copied_operand(call, pinned) >= TB_HOST_COPY_POOL_MIN_BYTES;
     if (burst)
         tb_host_copy_burst(1);
     const cudaError_t status = run_host_path(call, pinned, kernel, progress);

@@ -91,9 +91,8 @@ typedef struct tb_auto_choice {
     double predicted_seconds; /* of the path chosen */
 } tb_auto_choice;
 tb_auto_choice tb_auto_choose(const tb_call *call);
-void tb_auto_measured(const tb_auto_choice *choice, double seconds);
-/* An auto-mode call above the GPU floor went to the CPU BLAS and ended now (its threads may spin on). */
-void tb_auto_cpu_blas_done(void);
+/* The call chosen took `seconds`; gpu_failed: on the GPU, failed, and finished by the CPU. */
+void tb_auto_measured(const tb_auto_choice *choice, double seconds, int gpu_failed);
 /* Calls line() with each class of calls near the crossover that auto mode measured. */
 void tb_auto_describe_classes(void (*line)(const char *text));
 /* The measured constants as text; 0 (and nothing written) before the first measurement. */

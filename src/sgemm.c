@@ -132,11 +132,9 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         }
     } else {
         tb_cpu_sgemm(call);
-        if (choice.reason)
-            tb_auto_cpu_blas_done();
     }
     /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
     if (choice.measure_class >= 0)
-        tb_auto_measured(&choice, tb_seconds_now() - measure_start);
+        tb_auto_measured(&choice, tb_seconds_now() - measure_start, use_gpu && !on_gpu);
     tb_report_call(config, origin, on_gpu, reason, start);
 }

@@ -203,31 +203,64 @@ static void test_slow_pairs_kept(void)
 /*
  * As on the H100 machine at 4096x4096x16: the GPU takes 1.5 ms, but 4.5 while
  * OpenBLAS's threads spin (0.1 s after its calls), the CPU 3.6. The CPU's
- * trials must not turn the class to it.
+ * trials must not turn the class to it. Returns the simulated clock.
  */
+static double shadowed_class(tb_crossover_class *cls, const double predicted[TB_PATHS], unsigned calls,
+                             unsigned chosen[TB_PATHS])
+{
+    double now = 1.0, cpu_end = 0.0; /* seconds */
+    for (unsigned i = 0; i < calls; i++) {
+        int trial;
+        const int path = tb_crossover_choose(cls, predicted, &trial);
+        const double seconds = path == TB_PATH_CPU ? 3.6e-3 : now - cpu_end < 0.1 ? 4.5e-3 : 1.5e-3;
+        chosen[path]++;
+        tb_crossover_measured(cls, path, trial, 0, predicted[path], now, seconds);
+        now += seconds;
+        cpu_end = path == TB_PATH_CPU ? now : cpu_end;
+    }
+    return now;
+}
+
 static void test_shadow_of_cpu_trials(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2.2e-3, [TB_PATH_GPU] = 1.95e-3};
     tb_crossover_class cls = {0};
-    double now = 1.0, cpu_end = 0.0; /* seconds */
     unsigned calls[TB_PATHS] = {0};
-    for (unsigned i = 0; i < TB_CROSSOVER_RETRY; i++) {
-        int trial;
-        const int path = tb_crossover_choose(&cls, predicted, &trial);
-        const double since = now - cpu_end;
-        const double seconds = path == TB_PATH_CPU ? 3.6e-3 : since < 0.1 ? 4.5e-3 : 1.5e-3;
-        calls[path]++;
-        if (tb_crossover_counts(path, trial, since))
-            tb_crossover_record(&cls, path, predicted[path], seconds);
-        now += seconds;
-        cpu_end = path == TB_PATH_CPU ? now : cpu_end;
-    }
+    shadowed_class(&cls, predicted, TB_CROSSOVER_RETRY, calls);
     /* The CPU's trials: at the start, at 16, 32, ..., 256, and the first call of the one at 512. */
     CHECK(calls[TB_PATH_CPU] <= 6 * TB_CROSSOVER_SAMPLES + 1, "%u of %u calls on the slower CPU",
           calls[TB_PATH_CPU], TB_CROSSOVER_RETRY);
-    CHECK(tb_crossover_counts(TB_PATH_GPU, 1, 0.0) && tb_crossover_counts(TB_PATH_CPU, 0, 0.0) &&
-              !tb_crossover_counts(TB_PATH_GPU, 0, 0.0) && tb_crossover_counts(TB_PATH_GPU, 0, 1.0),
-          "only GPU calls on the path taken are left out, and only in the shadow");
+}
+
+/*
+ * The shadow is the class's own CPU trials' alone: a GPU that slows down for
+ * good (to 12 ms, the CPU 3.6) is left within three calls once out of it,
+ * and a failed GPU call counts even in it.
+ */
+static void test_shadow_hides_no_slowdown(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2.2e-3, [TB_PATH_GPU] = 1.95e-3};
+    tb_crossover_class cls = {0};
+    unsigned calls[TB_PATHS] = {0};
+    double now = shadowed_class(&cls, predicted, 340, calls); /* past the retry at 256 and its shadow */
+    unsigned on_gpu = 0;
+    int trial, path = TB_PATH_GPU;
+    for (; on_gpu < 10 && (path = tb_crossover_choose(&cls, predicted, &trial)) == TB_PATH_GPU; on_gpu++) {
+        tb_crossover_measured(&cls, path, trial, 0, predicted[path], now, 12e-3);
+        now += 12e-3;
+    }
+    CHECK(path == TB_PATH_CPU && on_gpu <= TB_CROSSOVER_SAMPLES / 2 + 1, "a slower GPU is left after %u calls",
+          on_gpu);
+
+    tb_crossover_class fresh = {0};
+    tb_crossover_measured(&fresh, TB_PATH_CPU, 1, 0, 2e-3, 1.0, 3e-3); /* a CPU trial ending at 1.003 s */
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, 2e-3, 1.01, 2e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 0, "a GPU call in the trial's shadow is not counted");
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 1, 2e-3, 1.02, 9e-3);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 1, 0, 2e-3, 1.03, 2e-3);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, 2e-3, 1.2, 2e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 3, "a failed GPU call, a GPU trial and a call past the shadow count (%u)",
+          fresh.samples[TB_PATH_GPU]);
 }
 
 int main(void)
@@ -239,6 +272,7 @@ int main(void)
     test_follows_changes();
     test_slow_pairs_kept();
     test_shadow_of_cpu_trials();
+    test_shadow_hides_no_slowdown();
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;
