@@ -256,10 +256,10 @@ void tb_auto_describe_classes(void (*line)(const char *text))
     pthread_mutex_unlock(&crossover.lock);
 }
 
-void tb_auto_measured(const tb_auto_choice *choice, double seconds, int gpu_failed)
+void tb_auto_measured(const tb_auto_choice *choice, double started, int gpu_failed)
 {
     const int path = choice->use_gpu ? TB_PATH_GPU : TB_PATH_CPU;
-    const double started = tb_seconds_now() - seconds;
+    const double seconds = tb_seconds_now() - started;
     pthread_mutex_lock(&crossover.lock);
     tb_crossover_measured(&crossover.classes[choice->measure_class], path, choice->trial, gpu_failed,
                           choice->predicted_seconds, started, seconds);

@@ -91,8 +91,9 @@ typedef struct tb_auto_choice {
     double predicted_seconds; /* of the path chosen */
 } tb_auto_choice;
 tb_auto_choice tb_auto_choose(const tb_call *call);
-/* The call chosen took `seconds`; gpu_failed: on the GPU, failed, and finished by the CPU. */
-void tb_auto_measured(const tb_auto_choice *choice, double seconds, int gpu_failed);
+/* The call chosen, started at `started` (tb_seconds_now), has ended; gpu_failed: on the GPU, failed, and
+ * finished by the CPU. */
+void tb_auto_measured(const tb_auto_choice *choice, double started, int gpu_failed);
 /* Calls line() with each class of calls near the crossover that auto mode measured. */
 void tb_auto_describe_classes(void (*line)(const char *text));
 /* The measured constants as text; 0 (and nothing written) before the first measurement. */

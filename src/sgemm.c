@@ -135,6 +135,6 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
     }
     /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
     if (choice.measure_class >= 0)
-        tb_auto_measured(&choice, tb_seconds_now() - measure_start, use_gpu && !on_gpu);
+        tb_auto_measured(&choice, measure_start, use_gpu && !on_gpu);
     tb_report_call(config, origin, on_gpu, reason, start);
 }
