@@ -13,6 +13,19 @@
 #include "tiledblas.h"
 #include "bench.h"
 
+/* A checked row's timing: its median over `reps` calls, printed as it lands. */
+static void finish_row(bench_row *row, const bench_case *bc, double ms, int reps)
+{
+    row->ms = ms;
+    row->reps = reps;
+    row->gflops = bench_gflops(bc, ms);
+    if (!row->failed)
+        snprintf(row->status, sizeof row->status, "ok");
+    fprintf(stderr, "[e2e] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, err/bound %.2g, %s\n",
+            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
+            row->status);
+}
+
 /* One implementation on one case: a checked warm-up call, then the timing. */
 static bench_row *run_variant(const char *name, bench_sgemm_fn sgemm, const bench_case *bc,
                               const bench_host_bufs *h, const bench_sample *s, const bench_opts *o,
@@ -21,13 +34,9 @@ static bench_row *run_variant(const char *name, bench_sgemm_fn sgemm, const benc
     bench_row *row = bench_table_add(t, bc, name);
     bench_host_call r = {sgemm, bc, h->a, h->b, h->c};
     bench_host_check(row, sgemm, bc, h, s);
-    row->reps = bench_time(bench_host_call_ms, &r, o->reps, &row->ms);
-    row->gflops = bench_gflops(bc, row->ms);
-    if (!row->failed)
-        snprintf(row->status, sizeof row->status, "ok");
-    fprintf(stderr, "[e2e] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, err/bound %.2g, %s\n",
-            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
-            row->status);
+    double ms = 0.0; /* left so when the timing fails (reps -1) */
+    const int reps = bench_time(bench_host_call_ms, &r, o->reps, &ms);
+    finish_row(row, bc, ms, reps);
     return row;
 }
 
@@ -66,13 +75,7 @@ static void run_beta_pair(const char *name, const bench_case *bc, const bench_ho
             times[v][r] = bench_host_call_ms((void *)&calls[v]);
         }
     for (int v = 0; v < 2; v++) {
-        rows[v]->ms = bench_median(times[v], reps);
-        rows[v]->reps = reps;
-        rows[v]->gflops = bench_gflops(v ? bc : &plain, rows[v]->ms);
-        if (!rows[v]->failed)
-            snprintf(rows[v]->status, sizeof rows[v]->status, "ok");
-        fprintf(stderr, "[e2e] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, err/bound %.2g, %s\n", bc->shape,
-                bc->op, rows[v]->variant, rows[v]->ms, reps, rows[v]->gflops, rows[v]->error, rows[v]->status);
+        finish_row(rows[v], v ? bc : &plain, bench_median(times[v], reps), reps);
         free(times[v]);
     }
     rows[0]->ratio = 1.0;
