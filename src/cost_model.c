@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "crossover.h"
 #include "internal.h"
@@ -240,7 +241,8 @@ tb_auto_choice tb_auto_choose(const tb_call *call)
     choice.reason = reasons[trial][path];
     choice.measure_class = cls;
     choice.trial = trial;
-    choice.predicted_seconds = predicted[path];
+    _Static_assert(sizeof choice.predicted_seconds == sizeof predicted, "one prediction per path");
+    memcpy(choice.predicted_seconds, predicted, sizeof predicted);
     return choice;
 }
 

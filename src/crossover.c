@@ -27,70 +27,124 @@ int tb_crossover_class_of(double flops, double bytes)
            clamp(by_intensity, 0, TB_CROSSOVER_INTENSITY_CLASSES - 1);
 }
 
-static double median_ratio(const float r[TB_CROSSOVER_SAMPLES])
+/* The median of a path's first `count` ratios (at most TB_CROSSOVER_SAMPLES; the upper middle of an even count). */
+static double median_ratio(const float r[TB_CROSSOVER_SAMPLES], unsigned count)
 {
     float sorted[TB_CROSSOVER_SAMPLES];
-    memcpy(sorted, r, sizeof sorted);
-    for (int i = 1; i < TB_CROSSOVER_SAMPLES; i++) /* insertion sort: a handful of floats */
-        for (int j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+    memcpy(sorted, r, count * sizeof *sorted);
+    for (unsigned i = 1; i < count; i++) /* insertion sort: a handful of floats */
+        for (unsigned j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
             const float t = sorted[j];
             sorted[j] = sorted[j - 1];
             sorted[j - 1] = t;
         }
-    _Static_assert(TB_CROSSOVER_SAMPLES % 2 == 1, "an odd count has a middle sample");
-    return sorted[TB_CROSSOVER_SAMPLES / 2];
+    return sorted[count / 2];
+}
+
+/* How many of a path's ratios the ring holds since its last reset. */
+static unsigned held(const tb_crossover_class *cls, int path)
+{
+    return cls->samples[path] < TB_CROSSOVER_SAMPLES ? cls->samples[path] : TB_CROSSOVER_SAMPLES;
+}
+
+/* A path's seconds for a call predicted at `predicted`, as measured: 0 while it has no samples. */
+static double estimate(const tb_crossover_class *cls, int path, const double predicted[TB_PATHS])
+{
+    const unsigned n = held(cls, path);
+    return n ? predicted[path] * median_ratio(cls->ratios[path], n) : 0.0;
+}
+
+/*
+ * Whether a path's samples since its reset are enough to choose by: all of
+ * them, or TB_CROSSOVER_EARLY that are all clearly apart from the other
+ * path's estimate, once that has all its samples.
+ */
+static int judged(const tb_crossover_class *cls, int path, const double predicted[TB_PATHS])
+{
+    const unsigned n = cls->samples[path];
+    if (n >= TB_CROSSOVER_SAMPLES)
+        return 1;
+    if (n < TB_CROSSOVER_EARLY || cls->samples[!path] < TB_CROSSOVER_SAMPLES)
+        return 0;
+    float fastest = cls->ratios[path][0], slowest = fastest;
+    for (unsigned i = 1; i < n; i++) {
+        fastest = fminf(fastest, cls->ratios[path][i]);
+        slowest = fmaxf(slowest, cls->ratios[path][i]);
+    }
+    const double other = estimate(cls, !path, predicted);
+    return predicted[path] * fastest > TB_CROSSOVER_CLEAR * other ||
+           TB_CROSSOVER_CLEAR * predicted[path] * slowest < other;
 }
 
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial)
 {
     const int predicted_best = predicted[TB_PATH_GPU] < predicted[TB_PATH_CPU];
-    cls->choices++;
+    const unsigned n = ++cls->choices;
     *trial = 1;
     /* The predicted faster path is measured first: a class seen only once costs nothing extra. */
-    if (cls->samples[predicted_best] < TB_CROSSOVER_SAMPLES)
+    if (!judged(cls, predicted_best, predicted))
         return predicted_best;
-    if (cls->samples[!predicted_best] < TB_CROSSOVER_SAMPLES)
+    if (!judged(cls, !predicted_best, predicted))
         return !predicted_best;
-    const double cpu = predicted[TB_PATH_CPU] * median_ratio(cls->ratios[TB_PATH_CPU]);
-    const double gpu = predicted[TB_PATH_GPU] * median_ratio(cls->ratios[TB_PATH_GPU]);
-    const int measured_best = gpu < cpu;
-    const unsigned n = cls->choices;
-    *trial = n % TB_CROSSOVER_RETRY == 0 || (n >= TB_CROSSOVER_FIRST_RETRY && n < TB_CROSSOVER_RETRY && !(n & (n - 1)));
+    const int measured_best = estimate(cls, TB_PATH_GPU, predicted) < estimate(cls, TB_PATH_CPU, predicted);
+    *trial = n - cls->trial_began >= TB_CROSSOVER_MIN_RETRY &&
+             cls->trial_cost <= TB_CROSSOVER_REGRET * cls->since_trial;
     if (!*trial)
         return measured_best;
     /* The other path's old ratios are forgotten: it is measured afresh, this call and the next ones. */
     cls->samples[!measured_best] = 0;
+    cls->trial_began = n;
+    cls->trial_cost = cls->since_trial = 0.0;
     return !measured_best;
 }
 
-void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed, double predicted,
-                           double started, double seconds)
+static void record(tb_crossover_class *cls, int path, double predicted, double seconds)
 {
-    const int in_shadow = path == TB_PATH_GPU && !trial && !failed &&
-                          started - cls->cpu_trial_end < TB_CROSSOVER_SHADOW_SECONDS;
-    if (!in_shadow)
-        tb_crossover_record(cls, path, predicted, seconds);
-    if (path == TB_PATH_CPU && trial)
-        cls->cpu_trial_end = started + seconds;
-}
-
-void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds)
-{
-    if (!(predicted > 0.0) || !(seconds >= 0.0))
+    if (!(predicted > 0.0))
         return;
     cls->ratios[path][cls->samples[path] % TB_CROSSOVER_SAMPLES] = (float)(seconds / predicted);
     cls->samples[path]++;
     cls->taken[path]++;
 }
 
+void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed,
+                           const double predicted[TB_PATHS], double started, double seconds)
+{
+    if (!(seconds >= 0.0))
+        return;
+    const int in_shadow = path == TB_PATH_GPU && !trial && !failed &&
+                          started - cls->cpu_trial_end < TB_CROSSOVER_SHADOW_SECONDS;
+    /*
+     * What a trial call cost beyond the path taken (signed: a trial of the
+     * faster path costs less than nothing), and a call in a trial's shadow
+     * that it clearly slowed down beyond its own path's estimate (calls
+     * within that are noise, or the estimate's error, thousands of times over
+     * in the shadow of a class of microsecond calls).
+     */
+    if (trial) {
+        const double taken = estimate(cls, !path, predicted);
+        if (taken > 0.0)
+            cls->trial_cost += seconds - taken;
+    } else if (in_shadow) {
+        const double usual = estimate(cls, path, predicted);
+        if (usual > 0.0 && seconds > TB_CROSSOVER_CLEAR * usual)
+            cls->trial_cost += seconds - usual;
+    }
+    cls->since_trial += seconds;
+    if (!in_shadow)
+        record(cls, path, predicted[path], seconds);
+    if (path == TB_PATH_CPU && trial)
+        cls->cpu_trial_end = started + seconds;
+}
+
 int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size)
 {
     if (!cls->choices)
         return 0;
-    char ratio[TB_PATHS][16]; /* "-" until the path has a median since its last reset */
+    char ratio[TB_PATHS][16]; /* "-" until the path has a median of a few calls since its last reset */
     for (int p = 0; p < TB_PATHS; p++) {
-        if (cls->samples[p] >= TB_CROSSOVER_SAMPLES)
-            snprintf(ratio[p], sizeof ratio[p], "x%.2f", median_ratio(cls->ratios[p]));
+        if (cls->samples[p] >= TB_CROSSOVER_EARLY)
+            snprintf(ratio[p], sizeof ratio[p], "x%.2f", median_ratio(cls->ratios[p], held(cls, p)));
         else
             snprintf(ratio[p], sizeof ratio[p], "-");
     }

@@ -5,19 +5,31 @@
  * 64^3 was calibrated at 31 us and ran in 23) decide the choice. There, calls
  * are timed, and each path's measured over predicted time is kept per class
  * of calls (flops and flops per byte). The choice scales each prediction by
- * the median of its path's last TB_CROSSOVER_SAMPLES ratios; until a path has
- * that many it is tried. Five, because slow calls come in pairs: the first
- * calls after other work (cold caches, the CPU BLAS's threads asleep) took
+ * the median of its path's last TB_CROSSOVER_SAMPLES ratios; until a path is
+ * judged it is tried. Five, because slow calls come in pairs: the first calls
+ * after other work (cold caches, the CPU BLAS's threads asleep) took
  * 0.06-0.2 ms at 96^3 on the H100 machine against 0.035 later, and with a
  * median of three two of them made auto mode flip to the slower path for the
- * next 70 calls. The other path is measured afresh (its samples forgotten)
- * at the 16th, 32nd, ... call of the class, then every TB_CROSSOVER_RETRY
- * calls: first samples can mislead (on the H100 machine the CPU BLAS took
- * 30 us a call at 64^3 in its first calls, 21 us later), and a path gets
- * faster unseen while the other is taken (the path taken is measured at
- * every call but those in the shadow below, so its slowing down is seen
- * within three calls). In the long run that costs 5 calls in 512, each
- * within the band's factor.
+ * next 70 calls. A path on trial is judged after TB_CROSSOVER_EARLY calls
+ * already when even the fastest of them is TB_CROSSOVER_CLEAR times slower
+ * than the other path (or the slowest that much faster): a slow pair cannot
+ * make all three slow, and at 4096x4096x16, where the CPU took 2.4 times the
+ * GPU's time, the last two calls of a trial only cost.
+ *
+ * The path not taken is measured afresh (its samples forgotten) from time to
+ * time, as first samples can mislead (on the H100 machine the CPU BLAS took
+ * 30 us a call at 64^3 in its first calls, 21 us later) and a path gets
+ * faster unseen while the other is taken. How often is set by what the last
+ * such trial cost: the seconds its calls took beyond the taken path's
+ * estimate, and those of calls in its shadow (below) that it clearly slowed
+ * down. The next trial waits until that cost is at most TB_CROSSOVER_REGRET
+ * of the seconds the class's calls have taken since, and for
+ * TB_CROSSOVER_MIN_RETRY calls, so trials cost the class about that share of
+ * its time. Fixed intervals (the 16th, 32nd, ..., 256th call, then every
+ * 512th) cost 10.6% in test_crossover's model of 4096x4096x16, where each
+ * trial of the CPU slows the next 0.1 s of GPU calls threefold. The path
+ * taken is measured at every call but those in the shadow, so its slowing
+ * down is seen within three calls.
  *
  * Each sample is taken in the state the calls before it left: a GPU call
  * right after CPU BLAS calls runs beside the BLAS's threads still spinning
@@ -27,9 +39,9 @@
  * and turned the class to the CPU (auto at 0.43 of the GPU there). So a GPU
  * call on the path taken within TB_CROSSOVER_SHADOW_SECONDS of the end of
  * the class's own trial of the CPU is not counted: a cost the trial caused,
- * not the path's. Spinning threads left by other calls (other classes, the
- * program's own) are the path's real cost while they last and count, and so
- * do a trial's calls (trials stay a few calls) and failed GPU calls.
+ * not the path's, and counted as the trial's. Spinning threads left by other
+ * calls (other classes, the program's own) are the path's real cost while
+ * they last and count, and so do a trial's calls and failed GPU calls.
  * A GPU call that fails counts with its CPU fallback, so its class turns to
  * the CPU.
  *
@@ -45,8 +57,10 @@
 
 #define TB_CROSSOVER_BAND 3.0
 #define TB_CROSSOVER_SAMPLES 5
-#define TB_CROSSOVER_FIRST_RETRY 16
-#define TB_CROSSOVER_RETRY 512
+#define TB_CROSSOVER_EARLY 3
+#define TB_CROSSOVER_CLEAR 1.5
+#define TB_CROSSOVER_MIN_RETRY 16
+#define TB_CROSSOVER_REGRET 0.01
 /* How long after a CPU BLAS call a GPU call is in its shadow: OpenBLAS's threads spin 2^28 cycles. */
 #define TB_CROSSOVER_SHADOW_SECONDS 0.15
 
@@ -57,6 +71,9 @@ typedef struct tb_crossover_class {
     unsigned samples[TB_PATHS];                   /* calls measured per path since its last reset */
     unsigned taken[TB_PATHS];                     /* calls measured per path in all */
     unsigned choices;                             /* calls chosen in this class */
+    unsigned trial_began;                         /* `choices` when the last trial of the path not taken began */
+    double trial_cost;                            /* seconds that trial cost beyond the taken path, shadow included */
+    double since_trial;                           /* seconds of the class's calls since it began */
     double cpu_trial_end;                         /* when its last trial call on the CPU ended (caller's clock) */
 } tb_crossover_class;
 
@@ -71,15 +88,13 @@ int tb_crossover_class_of(double flops, double bytes);
 /* The path for a call in the band; *trial tells whether it was taken to be measured. */
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial);
 /*
- * A call chosen by tb_crossover_choose on `path` (`trial` as it said) started at
- * `started` (seconds, the caller's clock) and took `seconds` where `predicted`
- * were expected; `failed`: a GPU call that failed (its CPU fallback included).
- * Recorded unless it is in the shadow of the class's own trial of the CPU.
+ * A call chosen by tb_crossover_choose on `path` (`trial` as it said) with
+ * `predicted` seconds for each path started at `started` (seconds, the
+ * caller's clock) and took `seconds`; `failed`: a GPU call that failed (its
+ * CPU fallback included).
  */
-void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed, double predicted,
-                           double started, double seconds);
-/* A call on `path` took `seconds` where `predicted` were expected: recorded as is. */
-void tb_crossover_record(tb_crossover_class *cls, int path, double predicted, double seconds);
+void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int failed,
+                           const double predicted[TB_PATHS], double started, double seconds);
 /* The class's state in a line: its calls per path and their median ratio; 0 if it saw no call. */
 int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size);
 

@@ -88,7 +88,7 @@ typedef struct tb_auto_choice {
     const char *reason;       /* for the per-call trace */
     int measure_class;        /* >= 0: near the crossover; pass the call's time to tb_auto_measured */
     int trial;                /* the path was taken to be measured */
-    double predicted_seconds; /* of the path chosen */
+    double predicted_seconds[2]; /* of each path, CPU and GPU (crossover.h's TB_PATH_*) */
 } tb_auto_choice;
 tb_auto_choice tb_auto_choose(const tb_call *call);
 /* The call chosen, started at `started` (tb_seconds_now), has ended; gpu_failed: on the GPU, failed, and

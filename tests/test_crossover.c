@@ -5,8 +5,9 @@
  * 28) must settle on the right one after its trials, keep it through one
  * outlier, through slow pairs of calls and through GPU calls slowed by the
  * CPU BLAS's spinning threads after its trials, follow a path that slows
- * down at once and one that speeds up by the next retry, and spend few calls
- * on the slower path.
+ * down at once and one that speeds up by the next retry, judge a trial
+ * early when it is far from the other path, and lose about
+ * TB_CROSSOVER_REGRET of its time to trials of the slower path.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,22 +35,38 @@ static double jitter(unsigned i)
 
 typedef struct {
     unsigned calls[TB_PATHS], trials;
+    double seconds; /* all calls */
 } tally;
 
-/* `calls` choices in `cls` where the paths really take true_s[path] seconds; `outlier_at`: that call
- * takes 100 times as long (0: none). Returns the path of the last call. */
+/* The simulated clock: calls follow each other back to back. */
+static double now = 1.0;
+
+/* One call chosen in `cls` that takes seconds_on[path]; returns its path. */
+static int step(tb_crossover_class *cls, const double predicted[TB_PATHS], const double seconds_on[TB_PATHS],
+                tally *t)
+{
+    int trial;
+    const int path = tb_crossover_choose(cls, predicted, &trial);
+    tb_crossover_measured(cls, path, trial, 0, predicted, now, seconds_on[path]);
+    now += seconds_on[path];
+    if (t) {
+        t->calls[path]++;
+        t->trials += (unsigned)trial;
+        t->seconds += seconds_on[path];
+    }
+    return path;
+}
+
+/* `calls` choices in `cls` where the paths really take true_s[path] seconds, within +-10%; `outlier_at`:
+ * that call takes 100 times as long (0: none). Returns the path of the last call. */
 static int run(tb_crossover_class *cls, const double predicted[TB_PATHS], const double true_s[TB_PATHS],
                unsigned calls, unsigned outlier_at, tally *t)
 {
-    static unsigned clock;
+    static unsigned noise;
     int path = -1;
     for (unsigned i = 1; i <= calls; i++) {
-        int trial;
-        path = tb_crossover_choose(cls, predicted, &trial);
-        t->calls[path]++;
-        t->trials += (unsigned)trial;
-        const double seconds = true_s[path] * jitter(++clock) * (i == outlier_at ? 100.0 : 1.0);
-        tb_crossover_record(cls, path, predicted[path], seconds);
+        const double scale = jitter(++noise) * (i == outlier_at ? 100.0 : 1.0);
+        path = step(cls, predicted, (const double[]){true_s[0] * scale, true_s[1] * scale}, t);
     }
     return path;
 }
@@ -82,35 +99,36 @@ static void test_classes(void)
     }
 }
 
+/* As on the H100 machine at 64^3: CPU predicted 31 us, GPU 24; measured 23 and 28. */
 static void test_settles_on_the_faster(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 31e-6, [TB_PATH_GPU] = 24e-6};
     const double true_s[TB_PATHS] = {[TB_PATH_CPU] = 23e-6, [TB_PATH_GPU] = 28e-6};
     tb_crossover_class cls = {0};
-    tally t = {{0}, 0};
     /* The first calls follow the model (the GPU) while it is measured, then the CPU is. */
     for (int i = 0; i < TB_CROSSOVER_SAMPLES; i++) {
         int trial;
         const int path = tb_crossover_choose(&cls, predicted, &trial);
         CHECK(path == TB_PATH_GPU && trial, "call %d: the predicted path, on trial", i);
-        tb_crossover_record(&cls, path, predicted[path], true_s[path]);
+        tb_crossover_measured(&cls, path, trial, 0, predicted, now, true_s[path]);
+        now += true_s[path];
     }
     int trial;
     const int path = tb_crossover_choose(&cls, predicted, &trial);
     CHECK(path == TB_PATH_CPU && trial, "then the other path, on trial");
-    tb_crossover_record(&cls, path, predicted[path], true_s[path]);
+    tb_crossover_measured(&cls, path, trial, 0, predicted, now, true_s[path]);
+    now += true_s[path];
 
-    const unsigned calls = 10 * TB_CROSSOVER_RETRY;
+    tally t = {{0}, 0, 0.0};
+    const unsigned calls = 10000;
     CHECK(run(&cls, predicted, true_s, calls, 100, &t) == TB_PATH_CPU, "settles on the CPU");
-    /* More trials of the CPU, then retries of the GPU (TB_CROSSOVER_SAMPLES calls each): at the powers of two
-     * from TB_CROSSOVER_FIRST_RETRY below TB_CROSSOVER_RETRY, then every TB_CROSSOVER_RETRY. */
-    unsigned retries = calls / TB_CROSSOVER_RETRY + 1;
-    for (unsigned n = TB_CROSSOVER_FIRST_RETRY; n < TB_CROSSOVER_RETRY; n *= 2)
-        retries++;
-    const unsigned most_gpu = TB_CROSSOVER_SAMPLES * retries;
-    CHECK(t.calls[TB_PATH_GPU] <= most_gpu, "%u of %u calls on the slower GPU (at most %u)",
-          t.calls[TB_PATH_GPU], calls, most_gpu);
-    CHECK(t.calls[TB_PATH_GPU] >= calls / TB_CROSSOVER_RETRY, "the GPU is retried (%u calls)",
+    /* The GPU's retries cost about TB_CROSSOVER_REGRET of the time (one trial more at most, and the noise). */
+    const double lost = t.calls[TB_PATH_GPU] * (true_s[TB_PATH_GPU] - true_s[TB_PATH_CPU]);
+    const double allowed = 1.25 * TB_CROSSOVER_REGRET * t.seconds +
+                           TB_CROSSOVER_SAMPLES * 1.1 * (true_s[TB_PATH_GPU] - true_s[TB_PATH_CPU]);
+    CHECK(lost <= allowed, "%u of %u calls on the slower GPU: %.3g s lost, at most %.3g", t.calls[TB_PATH_GPU],
+          calls, lost, allowed);
+    CHECK(t.calls[TB_PATH_GPU] >= 10 * TB_CROSSOVER_SAMPLES, "the GPU is retried (%u calls)",
           t.calls[TB_PATH_GPU]);
 
     /* The exit summary's line counts every measured call (the trials above too). */
@@ -123,25 +141,55 @@ static void test_settles_on_the_faster(void)
     CHECK(!tb_crossover_describe(&(tb_crossover_class){0}, 0, text, sizeof text), "an unused class: no line");
 }
 
+/* A path on trial far from the other is judged by TB_CROSSOVER_EARLY calls; one near it by all its samples. */
+static void test_early_verdict(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2e-3, [TB_PATH_GPU] = 1e-3};
+    const struct {
+        double cpu_s;
+        unsigned trial_calls;
+        int taken;
+    } cases[] = {
+        {2.4e-3, TB_CROSSOVER_EARLY, TB_PATH_GPU},   /* clearly slower */
+        {1.3e-3, TB_CROSSOVER_SAMPLES, TB_PATH_GPU}, /* slower, not clearly */
+        {0.9e-3, TB_CROSSOVER_SAMPLES, TB_PATH_CPU}, /* faster, not clearly */
+        {0.5e-3, TB_CROSSOVER_EARLY, TB_PATH_CPU},   /* clearly faster */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        tb_crossover_class cls = {0};
+        tally t = {{0}, 0, 0.0};
+        const double seconds_on[TB_PATHS] = {[TB_PATH_CPU] = cases[c].cpu_s, [TB_PATH_GPU] = 1e-3};
+        for (int i = 0; i < TB_CROSSOVER_SAMPLES; i++)
+            step(&cls, predicted, seconds_on, &t);
+        unsigned cpu_trials = 0;
+        int path, trial = 1;
+        while ((path = tb_crossover_choose(&cls, predicted, &trial)) == TB_PATH_CPU && trial && cpu_trials < 10) {
+            tb_crossover_measured(&cls, path, trial, 0, predicted, now, seconds_on[path]);
+            now += seconds_on[path];
+            cpu_trials++;
+        }
+        CHECK(cpu_trials == cases[c].trial_calls && path == cases[c].taken && !trial,
+              "CPU at %.1f ms against 1 ms: %u trial calls (expected %u), then the %s", cases[c].cpu_s * 1e3,
+              cpu_trials, cases[c].trial_calls, path == TB_PATH_CPU ? "CPU" : "GPU");
+    }
+}
+
 /* As on the H100 machine at 64^3: the CPU path's first calls took 30 us, the later ones 21; the
  * GPU path's 27. The first retry of the CPU must find it faster and keep it. */
 static void test_first_samples_not_final(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 23e-6};
     tb_crossover_class cls = {0};
-    unsigned cpu_calls = 0, gpu_calls = 0;
+    tally t = {{0}, 0, 0.0};
     int path = -1;
-    /* Past the second retry (of the GPU, TB_CROSSOVER_SAMPLES calls) and short of the third. */
-    for (unsigned i = 0; i < 3 * TB_CROSSOVER_FIRST_RETRY; i++) {
-        int trial;
-        path = tb_crossover_choose(&cls, predicted, &trial);
-        const double seconds = path == TB_PATH_GPU ? 27e-6 : cpu_calls++ < TB_CROSSOVER_SAMPLES ? 30e-6 : 21e-6;
-        gpu_calls += path == TB_PATH_GPU;
-        tb_crossover_record(&cls, path, predicted[path], seconds);
-    }
+    /* The GPU, faster than the CPU's first calls, is taken; the first retry of the CPU comes at the
+     * fewest calls apart, as that trial cost nothing. */
+    for (unsigned i = 0; i < 3 * TB_CROSSOVER_MIN_RETRY; i++)
+        path = step(&cls, predicted,
+                    (const double[]){t.calls[TB_PATH_CPU] < TB_CROSSOVER_SAMPLES ? 30e-6 : 21e-6, 27e-6}, &t);
     CHECK(path == TB_PATH_CPU, "the CPU, faster once warm, is found by the first retry");
-    CHECK(gpu_calls <= TB_CROSSOVER_FIRST_RETRY + 2 * TB_CROSSOVER_SAMPLES, "%u calls on the slower GPU",
-          gpu_calls);
+    CHECK(t.calls[TB_PATH_GPU] <= TB_CROSSOVER_MIN_RETRY + TB_CROSSOVER_SAMPLES, "%u calls on the slower GPU",
+          t.calls[TB_PATH_GPU]);
 }
 
 static void test_follows_changes(void)
@@ -149,28 +197,30 @@ static void test_follows_changes(void)
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 30e-6};
     double true_s[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 30e-6};
     tb_crossover_class cls = {0};
-    tally t = {{0}, 0};
+    tally t = {{0}, 0, 0.0};
     CHECK(run(&cls, predicted, true_s, 50, 0, &t) == TB_PATH_CPU, "the model was right: the CPU");
 
     /* The CPUs get busy: the CPU path triples. A majority of slow calls moves its median. */
     true_s[TB_PATH_CPU] = 60e-6;
-    tally after = {{0}, 0};
+    tally after = {{0}, 0, 0.0};
     CHECK(run(&cls, predicted, true_s, 10, 0, &after) == TB_PATH_GPU, "a slower CPU path is left");
     CHECK(after.calls[TB_PATH_CPU] <= TB_CROSSOVER_SAMPLES / 2 + 1, "within %d calls (%u on the CPU)",
           TB_CROSSOVER_SAMPLES / 2 + 1, after.calls[TB_PATH_CPU]);
 
-    /* They get free again: seen at the next retry, which measures the CPU afresh. That is the
-     * next power of two of the class's choices (60 so far): at most as many calls again. */
+    /* They get free again: seen at the next retry, once the class has spent the last trial's cost
+     * 1/TB_CROSSOVER_REGRET times (on the GPU, from here on), and judged within its samples. */
     true_s[TB_PATH_CPU] = 20e-6;
-    const unsigned chosen = cls.choices;
+    const double wait = cls.trial_cost / TB_CROSSOVER_REGRET - cls.since_trial;
+    const unsigned most = (unsigned)(wait > 0.0 ? wait / (0.9 * true_s[TB_PATH_GPU]) : 0.0) +
+                          TB_CROSSOVER_MIN_RETRY + TB_CROSSOVER_SAMPLES + 1;
     unsigned calls = 0;
     int trial = 1;
-    for (int path = TB_PATH_GPU; (path != TB_PATH_CPU || trial) && calls < TB_CROSSOVER_RETRY; calls++) {
+    for (int path = TB_PATH_GPU; (path != TB_PATH_CPU || trial) && calls < 100000; calls++) {
         path = tb_crossover_choose(&cls, predicted, &trial);
-        tb_crossover_record(&cls, path, predicted[path], true_s[path]);
+        tb_crossover_measured(&cls, path, trial, 0, predicted, now, true_s[path]);
+        now += true_s[path];
     }
-    CHECK(calls <= chosen + TB_CROSSOVER_SAMPLES + 1, "a faster CPU path is taken again after %u calls (at most %u)",
-          calls, chosen + TB_CROSSOVER_SAMPLES + 1);
+    CHECK(calls <= most, "a faster CPU path is taken again after %u calls (at most %u)", calls, most);
 }
 
 /*
@@ -183,53 +233,52 @@ static void test_slow_pairs_kept(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 40e-6, [TB_PATH_GPU] = 30e-6};
     tb_crossover_class cls = {0};
-    unsigned cpu_calls = 0, gpu_calls = 0, trials = 0;
-    for (unsigned i = 0; i < TB_CROSSOVER_RETRY; i++) {
-        int trial;
-        const int path = tb_crossover_choose(&cls, predicted, &trial);
-        trials += (unsigned)trial;
+    tally t = {{0}, 0, 0.0};
+    const unsigned calls = 512;
+    for (unsigned i = 0; i < calls; i++) {
         const double gpu_s = i % 10 == 0 ? 60e-6 : i % 10 == 1 ? 160e-6 : 33e-6;
-        const double seconds = path == TB_PATH_GPU ? gpu_s : 42e-6;
-        gpu_calls += path == TB_PATH_GPU;
-        cpu_calls += path == TB_PATH_CPU;
-        tb_crossover_record(&cls, path, predicted[path], seconds);
+        step(&cls, predicted, (const double[]){[TB_PATH_CPU] = 42e-6, [TB_PATH_GPU] = gpu_s}, &t);
     }
-    /* The first calls are trials of both paths, then retries of the CPU at 16, 32, ..., 256. */
-    CHECK(cpu_calls <= trials, "%u calls on the slower CPU, %u of them trials", cpu_calls, trials);
-    CHECK(gpu_calls >= TB_CROSSOVER_RETRY - 8 * TB_CROSSOVER_SAMPLES, "%u of %u calls on the GPU", gpu_calls,
-          TB_CROSSOVER_RETRY);
+    CHECK(t.calls[TB_PATH_CPU] <= t.trials, "%u calls on the slower CPU, %u of them trials", t.calls[TB_PATH_CPU],
+          t.trials);
+    CHECK(t.calls[TB_PATH_GPU] >= calls - 8 * TB_CROSSOVER_SAMPLES, "%u of %u calls on the GPU",
+          t.calls[TB_PATH_GPU], calls);
 }
 
 /*
  * As on the H100 machine at 4096x4096x16: the GPU takes 1.5 ms, but 4.5 while
  * OpenBLAS's threads spin (0.1 s after its calls), the CPU 3.6. The CPU's
- * trials must not turn the class to it. Returns the simulated clock.
+ * trials must not turn the class to it.
  */
-static double shadowed_class(tb_crossover_class *cls, const double predicted[TB_PATHS], unsigned calls,
-                             unsigned chosen[TB_PATHS])
+static void shadowed_class(tb_crossover_class *cls, const double predicted[TB_PATHS], unsigned calls, tally *t)
 {
-    double now = 1.0, cpu_end = 0.0; /* seconds */
+    double cpu_end = 0.0;
     for (unsigned i = 0; i < calls; i++) {
-        int trial;
-        const int path = tb_crossover_choose(cls, predicted, &trial);
-        const double seconds = path == TB_PATH_CPU ? 3.6e-3 : now - cpu_end < 0.1 ? 4.5e-3 : 1.5e-3;
-        chosen[path]++;
-        tb_crossover_measured(cls, path, trial, 0, predicted[path], now, seconds);
-        now += seconds;
+        const int path = step(cls, predicted, (const double[]){3.6e-3, now - cpu_end < 0.1 ? 4.5e-3 : 1.5e-3}, t);
         cpu_end = path == TB_PATH_CPU ? now : cpu_end;
     }
-    return now;
 }
 
 static void test_shadow_of_cpu_trials(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2.2e-3, [TB_PATH_GPU] = 1.95e-3};
     tb_crossover_class cls = {0};
-    unsigned calls[TB_PATHS] = {0};
-    shadowed_class(&cls, predicted, TB_CROSSOVER_RETRY, calls);
-    /* The CPU's trials: at the start, at 16, 32, ..., 256, and the first call of the one at 512. */
-    CHECK(calls[TB_PATH_CPU] <= 6 * TB_CROSSOVER_SAMPLES + 1, "%u of %u calls on the slower CPU",
-          calls[TB_PATH_CPU], TB_CROSSOVER_RETRY);
+    tally t = {{0}, 0, 0.0};
+    shadowed_class(&cls, predicted, 512, &t);
+    CHECK(t.calls[TB_PATH_CPU] == TB_CROSSOVER_EARLY, "%u of 512 calls on the slower CPU: its first trial, judged "
+          "early", t.calls[TB_PATH_CPU]);
+
+    /*
+     * Over 20000 calls (about 30 s) the CPU's retries and the slow GPU calls
+     * after them cost about TB_CROSSOVER_REGRET of the time. Fixed retries
+     * (16, 32, ..., 256 calls, then every 512) lost 10.6% here.
+     */
+    tally longer = {{0}, 0, 0.0};
+    shadowed_class(&cls, predicted, 20000, &longer);
+    const double ideal = 20000 * 1.5e-3, lost = longer.seconds - ideal;
+    CHECK(lost <= 1.5 * TB_CROSSOVER_REGRET * ideal && longer.calls[TB_PATH_CPU] > 0,
+          "%u CPU calls in 20000 lost %.3f s of %.1f (at most %.3f)", longer.calls[TB_PATH_CPU], lost, ideal,
+          1.5 * TB_CROSSOVER_REGRET * ideal);
 }
 
 /*
@@ -241,24 +290,25 @@ static void test_shadow_hides_no_slowdown(void)
 {
     const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2.2e-3, [TB_PATH_GPU] = 1.95e-3};
     tb_crossover_class cls = {0};
-    unsigned calls[TB_PATHS] = {0};
-    double now = shadowed_class(&cls, predicted, 340, calls); /* past the retry at 256 and its shadow */
+    tally t = {{0}, 0, 0.0};
+    shadowed_class(&cls, predicted, 340, &t); /* past the first trial and its shadow */
     unsigned on_gpu = 0;
     int trial, path = TB_PATH_GPU;
     for (; on_gpu < 10 && (path = tb_crossover_choose(&cls, predicted, &trial)) == TB_PATH_GPU; on_gpu++) {
-        tb_crossover_measured(&cls, path, trial, 0, predicted[path], now, 12e-3);
+        tb_crossover_measured(&cls, path, trial, 0, predicted, now, 12e-3);
         now += 12e-3;
     }
     CHECK(path == TB_PATH_CPU && on_gpu <= TB_CROSSOVER_SAMPLES / 2 + 1, "a slower GPU is left after %u calls",
           on_gpu);
 
+    const double two_ms[TB_PATHS] = {2e-3, 2e-3};
     tb_crossover_class fresh = {0};
-    tb_crossover_measured(&fresh, TB_PATH_CPU, 1, 0, 2e-3, 1.0, 3e-3); /* a CPU trial ending at 1.003 s */
-    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, 2e-3, 1.01, 2e-3);
+    tb_crossover_measured(&fresh, TB_PATH_CPU, 1, 0, two_ms, 1.0, 3e-3); /* a CPU trial ending at 1.003 s */
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, 1.01, 2e-3);
     CHECK(fresh.samples[TB_PATH_GPU] == 0, "a GPU call in the trial's shadow is not counted");
-    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 1, 2e-3, 1.02, 9e-3);
-    tb_crossover_measured(&fresh, TB_PATH_GPU, 1, 0, 2e-3, 1.03, 2e-3);
-    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, 2e-3, 1.2, 2e-3);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 1, two_ms, 1.02, 9e-3);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 1, 0, two_ms, 1.03, 2e-3);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, 1.2, 2e-3);
     CHECK(fresh.samples[TB_PATH_GPU] == 3, "a failed GPU call, a GPU trial and a call past the shadow count (%u)",
           fresh.samples[TB_PATH_GPU]);
 }
@@ -268,6 +318,7 @@ int main(void)
     test_band();
     test_classes();
     test_settles_on_the_faster();
+    test_early_verdict();
     test_first_samples_not_final();
     test_follows_changes();
     test_slow_pairs_kept();
