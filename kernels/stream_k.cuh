@@ -71,16 +71,15 @@ __host__ __device__ inline int64_t tail_blocks(const StreamKTail &t)
 
 /*
  * The tail for a grid of tiles_m x tiles_n tiles over `slots` block slots, K
- * in `slices` k-slices; tiles == 0 where it cannot gain: a last wave already
- * full, too few k-slices to share out. Counts only: stream_k_order fills in
- * the pieces' order. A grid of fewer tiles than slots is all tail (dp_tiles
- * 0): stream-K over the whole call, the alternative to split-K there.
+ * in `slices` k-slices; tiles == 0 where it cannot gain: no whole wave before
+ * it, a last wave already full, too few k-slices to share out. Counts only:
+ * stream_k_order fills in the pieces' order.
  */
 inline StreamKTail stream_k_layout(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slices)
 {
     StreamKTail t = {};
     const int64_t tiles = tiles_m * tiles_n, rest = tiles % slots;
-    if (rest == 0 || slices < 2 * STREAM_K_MIN_SLICES || slices > INT32_MAX)
+    if (tiles < slots || rest == 0 || slices < 2 * STREAM_K_MIN_SLICES || slices > INT32_MAX)
         return t;
     const int64_t ranges = std::min({slots, (int64_t)STREAM_K_MAX_RANGES, rest * slices / STREAM_K_MIN_SLICES});
     /* A range as long as a tile gains nothing; grid.y may not pass 65535 with the pieces added. */

@@ -233,15 +233,13 @@ static inline int along_k(const tb_gemm_args *args)
  * in its last wave pays for the whole wave). Where C fills less than one
  * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
  * plane per slice) adds the second pass: the partial planes written and read
- * back, and C, at device memory speed. A stream-K tail replaces the last wave
- * by its longest range of k-slices, plus TAIL_EXTRA_SLICES for the pieces'
- * ring fill and partial tiles, plus, past one wave, TAIL_SLACK of a tile: what
- * the longest-first schedule left unbalanced on the H100 (0.1-0.4 of a tile
- * over six sizes, SMs differing in speed, which whole waves before the tail
- * add up). So a mostly full last wave (4096^3: 0.88) keeps whole tiles, which
- * measured 0.6% faster there. Short of one wave the tail is the whole call,
- * stream-K against split-K: all slots start together, so no slack. Ties go to
- * the earlier shape and the fewer slices, and to no tail.
+ * back, and C, at device memory speed. Past one wave, a stream-K tail replaces
+ * the last wave by its longest range of k-slices, plus TAIL_EXTRA_SLICES for
+ * the pieces' ring fill and partial tiles, plus TAIL_SLACK of a tile: what the
+ * longest-first schedule left unbalanced on the H100 (0.1-0.4 of a tile over
+ * six sizes, SMs differing in speed). So a mostly full last wave (4096^3: 0.88)
+ * keeps whole tiles, which measured 0.6% faster there. Ties go to the earlier
+ * shape and the fewer slices, and to no tail.
  */
 template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
@@ -282,8 +280,8 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             }
             const StreamKTail tail = shapes[s].launch_tail ? planned_tail(shapes[s], args) : StreamKTail{};
             if (tail.tiles) {
-                const double slack = tail.dp_tiles ? TAIL_SLACK * tail.slices : 0.0;
-                const double tail_k = ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + slack) * shapes[s].bk;
+                const double tail_k =
+                    ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + TAIL_SLACK * tail.slices) * shapes[s].bk;
                 consider(s, 1, true, seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k + tail_k));
             }
         }

@@ -52,7 +52,7 @@ static void check(int64_t tiles_m, int64_t tiles_n, int64_t slots, int64_t slice
     const int64_t tiles = tiles_m * tiles_n;
     const int64_t rest = tiles % slots;
     const int64_t ranges = std::min({slots, (int64_t)STREAM_K_MAX_RANGES, rest * slices / STREAM_K_MIN_SLICES});
-    const bool expect_tail = rest != 0 && slices >= 2 * STREAM_K_MIN_SLICES && ranges > rest;
+    const bool expect_tail = tiles > slots && rest != 0 && slices >= 2 * STREAM_K_MIN_SLICES && ranges > rest;
     if (!t.tiles) {
         if (expect_tail)
             fail("no tail where one gains", tiles_m, tiles_n, slots, slices);
