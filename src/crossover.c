@@ -86,11 +86,18 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
         return predicted_best;
     if (!judged(cls, !predicted_best, predicted))
         return !predicted_best;
-    const int measured_best = estimate(cls, TB_PATH_GPU, predicted) < estimate(cls, TB_PATH_CPU, predicted);
+    const double seconds[TB_PATHS] = {estimate(cls, TB_PATH_CPU, predicted), estimate(cls, TB_PATH_GPU, predicted)};
+    int measured_best = seconds[TB_PATH_GPU] < seconds[TB_PATH_CPU];
+    if (cls->settled && measured_best != cls->current &&
+        seconds[measured_best] > (1.0 - TB_CROSSOVER_HYSTERESIS) * seconds[cls->current])
+        measured_best = cls->current;
     *trial = n - cls->trial_began >= TB_CROSSOVER_MIN_RETRY &&
              cls->trial_cost <= TB_CROSSOVER_REGRET * cls->since_trial;
-    if (!*trial)
+    if (!*trial) {
+        cls->settled = 1;
+        cls->current = measured_best;
         return measured_best;
+    }
     /* The other path's old ratios are forgotten: it is measured afresh, this call and the next ones. */
     cls->samples[!measured_best] = 0;
     cls->trial_began = n;
@@ -114,6 +121,8 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
         return;
     const int in_shadow = path == TB_PATH_GPU && !trial && !failed &&
                           started - cls->cpu_trial_end < TB_CROSSOVER_SHADOW_SECONDS;
+    const int cold = !failed && cls->last_end[path] > 0.0 && started - cls->last_end[path] >= TB_CROSSOVER_COLD_SECONDS;
+    cls->last_end[path] = started + seconds;
     /*
      * What a trial call cost beyond the path taken (signed: a trial of the
      * faster path costs less than nothing), and a call in a trial's shadow
@@ -131,7 +140,7 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
             cls->trial_cost += seconds - usual;
     }
     cls->since_trial += seconds;
-    if (!in_shadow)
+    if (!in_shadow && !cold)
         record(cls, path, predicted[path], seconds);
     if (path == TB_PATH_CPU && trial)
         cls->cpu_trial_end = started + seconds;

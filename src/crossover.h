@@ -45,6 +45,16 @@
  * A GPU call that fails counts with its CPU fallback, so its class turns to
  * the CPU.
  *
+ * A call that starts TB_CROSSOVER_COLD_SECONDS or more after its path's last
+ * call in the class ended measures that path waking up: on the H100 machine
+ * the first CPU BLAS call at 128^3 after a pause took 0.26-0.48 ms against
+ * 0.043 (OpenBLAS's threads asleep), the first GPU call 0.12-0.14 ms. A
+ * stream of calls pays that once, so it is not counted, but a trial's cold
+ * calls are part of what the trial cost. For the same reason the path taken
+ * changes only for one whose estimate is TB_CROSSOVER_HYSTERESIS faster:
+ * where the two are about even, the estimates' noise flipped the class from
+ * one to the other every few calls, each flip paying a cold call.
+ *
  * No locking here: the caller serialises access to a class. Threads that
  * choose at once may all take trial calls, and a call in flight when its
  * path's samples are reset counts as a fresh one; neither costs more than a
@@ -63,6 +73,8 @@
 #define TB_CROSSOVER_REGRET 0.01
 /* How long after a CPU BLAS call a GPU call is in its shadow: OpenBLAS's threads spin 2^28 cycles. */
 #define TB_CROSSOVER_SHADOW_SECONDS 0.15
+#define TB_CROSSOVER_COLD_SECONDS 0.05
+#define TB_CROSSOVER_HYSTERESIS 0.03
 
 enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
 
@@ -71,6 +83,9 @@ typedef struct tb_crossover_class {
     unsigned samples[TB_PATHS];                   /* calls measured per path since its last reset */
     unsigned taken[TB_PATHS];                     /* calls measured per path in all */
     unsigned choices;                             /* calls chosen in this class */
+    int settled;                                  /* a path was chosen other than on trial: `current` */
+    int current;                                  /* the path last chosen other than on trial */
+    double last_end[TB_PATHS];                    /* when each path's last call ended (0: none yet) */
     unsigned trial_began;                         /* `choices` when the last trial of the path not taken began */
     double trial_cost;                            /* seconds that trial cost beyond the taken path, shadow included */
     double since_trial;                           /* seconds of the class's calls since it began */

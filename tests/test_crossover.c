@@ -282,6 +282,57 @@ static void test_shadow_of_cpu_trials(void)
 }
 
 /*
+ * As the policy benchmark runs 128^3 on the H100 machine, in bursts of two
+ * calls 0.3 s apart: the CPU takes 21 us a call, 400 the first of a burst
+ * (OpenBLAS's threads asleep); the GPU 27, 130 the first. The warm paths
+ * decide: the CPU, after the first trials.
+ */
+static void test_cold_calls(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 25e-6, [TB_PATH_GPU] = 22e-6};
+    tb_crossover_class cls = {0};
+    unsigned cpu_settled = 0, settled = 0;
+    for (unsigned burst = 0; burst < 200; burst++) {
+        now += 0.3;
+        for (int call = 0; call < 2; call++) {
+            int trial;
+            const int path = tb_crossover_choose(&cls, predicted, &trial);
+            const double seconds = path == TB_PATH_CPU ? (call ? 21e-6 : 400e-6) : (call ? 27e-6 : 130e-6);
+            tb_crossover_measured(&cls, path, trial, 0, predicted, now, seconds);
+            now += seconds;
+            if (burst >= 100 && !trial) {
+                settled++;
+                cpu_settled += path == TB_PATH_CPU;
+            }
+        }
+    }
+    CHECK(cpu_settled == settled && settled > 150, "bursts 100-199: %u of %u calls chosen (not trials) on the CPU",
+          cpu_settled, settled);
+}
+
+/* Paths about even (20 and 20.4 us, each within +-10%): the class keeps to one rather than flip with the noise. */
+static void test_even_paths_kept(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 20e-6};
+    tb_crossover_class cls = {0};
+    unsigned switches = 0, trials = 0, noise = 7;
+    int last = -1;
+    for (unsigned i = 0; i < 5000; i++) {
+        int trial;
+        const int path = tb_crossover_choose(&cls, predicted, &trial);
+        const double seconds = (path == TB_PATH_CPU ? 20e-6 : 20.4e-6) * jitter(++noise);
+        tb_crossover_measured(&cls, path, trial, 0, predicted, now, seconds);
+        now += seconds;
+        trials += (unsigned)trial;
+        if (!trial) {
+            switches += last >= 0 && path != last;
+            last = path;
+        }
+    }
+    CHECK(switches <= 10, "%u switches of the path chosen in 5000 calls (%u trial calls)", switches, trials);
+}
+
+/*
  * The shadow is the class's own CPU trials' alone: a GPU that slows down for
  * good (to 12 ms, the CPU 3.6) is left within three calls once out of it,
  * and a failed GPU call counts even in it.
@@ -308,9 +359,15 @@ static void test_shadow_hides_no_slowdown(void)
     CHECK(fresh.samples[TB_PATH_GPU] == 0, "a GPU call in the trial's shadow is not counted");
     tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 1, two_ms, 1.02, 9e-3);
     tb_crossover_measured(&fresh, TB_PATH_GPU, 1, 0, two_ms, 1.03, 2e-3);
-    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, 1.2, 2e-3);
-    CHECK(fresh.samples[TB_PATH_GPU] == 3, "a failed GPU call, a GPU trial and a call past the shadow count (%u)",
-          fresh.samples[TB_PATH_GPU]);
+    for (double at = 1.07; at < 1.003 + TB_CROSSOVER_SHADOW_SECONDS; at += 0.04) /* in the shadow, not cold */
+        tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, at, 2e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 2, "a failed GPU call and a GPU trial count (%u)", fresh.samples[TB_PATH_GPU]);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, 1.003 + TB_CROSSOVER_SHADOW_SECONDS + 0.01, 2e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 3, "and a call past the shadow (%u)", fresh.samples[TB_PATH_GPU]);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 0, two_ms, 1.5, 20e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 3, "a call after a pause is not counted (%u)", fresh.samples[TB_PATH_GPU]);
+    tb_crossover_measured(&fresh, TB_PATH_GPU, 0, 1, two_ms, 2.0, 20e-3);
+    CHECK(fresh.samples[TB_PATH_GPU] == 4, "unless it failed (%u)", fresh.samples[TB_PATH_GPU]);
 }
 
 int main(void)
@@ -324,6 +381,8 @@ int main(void)
     test_slow_pairs_kept();
     test_shadow_of_cpu_trials();
     test_shadow_hides_no_slowdown();
+    test_cold_calls();
+    test_even_paths_kept();
     if (failures) {
         printf("%d checks failed\n", failures);
         return 1;
