@@ -76,6 +76,20 @@ static int judged(const tb_crossover_class *cls, int path, const double predicte
            TB_CROSSOVER_CLEAR * predicted[path] * slowest < other;
 }
 
+/*
+ * Prices the last trial of the path not taken once both paths are judged:
+ * its calls times how much slower than the other its path measured then
+ * (signed: a trial that found its path faster cost less than nothing).
+ */
+static int price_trial(tb_crossover_class *cls, const double seconds[TB_PATHS])
+{
+    if (cls->trial_priced)
+        return 0;
+    cls->trial_cost = cls->trial_calls * (seconds[cls->trial_path] - seconds[!cls->trial_path]);
+    cls->trial_priced = 1;
+    return 1;
+}
+
 int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS], int *trial)
 {
     const int predicted_best = predicted[TB_PATH_GPU] < predicted[TB_PATH_CPU];
@@ -87,12 +101,13 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     if (!judged(cls, !predicted_best, predicted))
         return !predicted_best;
     const double seconds[TB_PATHS] = {estimate(cls, TB_PATH_CPU, predicted), estimate(cls, TB_PATH_GPU, predicted)};
+    /* Right after a trial both estimates are fresh; between trials only the path taken's is. */
+    const double margin = price_trial(cls, seconds) ? 1.0 - TB_CROSSOVER_HYSTERESIS : 1.0 / TB_CROSSOVER_LEAVE;
     int measured_best = seconds[TB_PATH_GPU] < seconds[TB_PATH_CPU];
-    if (cls->settled && measured_best != cls->current &&
-        seconds[measured_best] > (1.0 - TB_CROSSOVER_HYSTERESIS) * seconds[cls->current])
+    if (cls->settled && measured_best != cls->current && seconds[measured_best] > margin * seconds[cls->current])
         measured_best = cls->current;
     *trial = n - cls->trial_began >= TB_CROSSOVER_MIN_RETRY &&
-             cls->trial_cost <= TB_CROSSOVER_REGRET * cls->since_trial;
+             cls->trial_cost + cls->shadow_cost <= TB_CROSSOVER_REGRET * cls->since_trial;
     if (!*trial) {
         cls->settled = 1;
         cls->current = measured_best;
@@ -101,7 +116,9 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     /* The other path's old ratios are forgotten: it is measured afresh, this call and the next ones. */
     cls->samples[!measured_best] = 0;
     cls->trial_began = n;
-    cls->trial_cost = cls->since_trial = 0.0;
+    cls->trial_calls = 0;
+    cls->trial_priced = 0;
+    cls->trial_cost = cls->shadow_cost = cls->since_trial = 0.0;
     return !measured_best;
 }
 
@@ -124,20 +141,18 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
     const int cold = !failed && cls->last_end[path] > 0.0 && started - cls->last_end[path] >= TB_CROSSOVER_COLD_SECONDS;
     cls->last_end[path] = started + seconds;
     /*
-     * What a trial call cost beyond the path taken (signed: a trial of the
-     * faster path costs less than nothing), and a call in a trial's shadow
-     * that it clearly slowed down beyond its own path's estimate (calls
-     * within that are noise, or the estimate's error, thousands of times over
-     * in the shadow of a class of microsecond calls).
+     * A trial's calls count once there is a path to compare with; a call in
+     * a trial's shadow that the trial clearly slowed down counts by how much
+     * (calls within that are noise, or the estimate's error, thousands of
+     * times over in the shadow of a class of microsecond calls).
      */
-    if (trial) {
-        const double taken = estimate(cls, !path, predicted);
-        if (taken > 0.0)
-            cls->trial_cost += seconds - taken;
-    } else if (in_shadow) {
+    if (trial && estimate(cls, !path, predicted) > 0.0) {
+        cls->trial_calls++;
+        cls->trial_path = path;
+    } else if (in_shadow && !cold) {
         const double usual = estimate(cls, path, predicted);
         if (usual > 0.0 && seconds > TB_CROSSOVER_CLEAR * usual)
-            cls->trial_cost += seconds - usual;
+            cls->shadow_cost += seconds - usual;
     }
     cls->since_trial += seconds;
     if (!in_shadow && !cold)

@@ -20,12 +20,14 @@
  * time, as first samples can mislead (on the H100 machine the CPU BLAS took
  * 30 us a call at 64^3 in its first calls, 21 us later) and a path gets
  * faster unseen while the other is taken. How often is set by what the last
- * such trial cost: the seconds its calls took beyond the taken path's
- * estimate, and those of calls in its shadow (below) that it clearly slowed
- * down. The next trial waits until that cost is at most TB_CROSSOVER_REGRET
- * of the seconds the class's calls have taken since, and for
- * TB_CROSSOVER_MIN_RETRY calls, so trials cost the class about that share of
- * its time. Fixed intervals (the 16th, 32nd, ..., 256th call, then every
+ * such trial cost: its calls times how much slower its path's median was
+ * than the taken path's (a median, as a single cold call below can take 20
+ * times the others and would put the next trial off for thousands of calls),
+ * and what calls in its shadow (below) that it clearly slowed down took
+ * beyond their path's. The next trial waits until that is at most
+ * TB_CROSSOVER_REGRET of the seconds the class's calls have taken since, and
+ * for TB_CROSSOVER_MIN_RETRY calls, so trials cost the class about that
+ * share of its time. Fixed intervals (the 16th, 32nd, ..., 256th call, then every
  * 512th) cost 10.6% in test_crossover's model of 4096x4096x16, where each
  * trial of the CPU slows the next 0.1 s of GPU calls threefold. The path
  * taken is measured at every call but those in the shadow, so its slowing
@@ -46,14 +48,17 @@
  * the CPU.
  *
  * A call that starts TB_CROSSOVER_COLD_SECONDS or more after its path's last
- * call in the class ended measures that path waking up: on the H100 machine
+ * call in the class ended measures that path waking up: on the H200 machine
  * the first CPU BLAS call at 128^3 after a pause took 0.26-0.48 ms against
  * 0.043 (OpenBLAS's threads asleep), the first GPU call 0.12-0.14 ms. A
- * stream of calls pays that once, so it is not counted, but a trial's cold
- * calls are part of what the trial cost. For the same reason the path taken
- * changes only for one whose estimate is TB_CROSSOVER_HYSTERESIS faster:
- * where the two are about even, the estimates' noise flipped the class from
- * one to the other every few calls, each flip paying a cold call.
+ * stream of calls pays that once, so it is neither counted nor charged to a
+ * trial (a trial after a pause pays one; trials 0.05 s apart, at most about
+ * 1% of it). For the same reason the path taken changes after a trial only
+ * for one whose estimate is TB_CROSSOVER_HYSTERESIS faster, and between
+ * trials, where the other path's estimate is old, only when its own grows to
+ * TB_CROSSOVER_LEAVE times that: where the two are about even, the
+ * estimates' noise flipped the class from one to the other every few calls,
+ * each flip paying a cold call.
  *
  * No locking here: the caller serialises access to a class. Threads that
  * choose at once may all take trial calls, and a call in flight when its
@@ -75,6 +80,7 @@
 #define TB_CROSSOVER_SHADOW_SECONDS 0.15
 #define TB_CROSSOVER_COLD_SECONDS 0.05
 #define TB_CROSSOVER_HYSTERESIS 0.03
+#define TB_CROSSOVER_LEAVE 1.25
 
 enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
 
@@ -87,7 +93,11 @@ typedef struct tb_crossover_class {
     int current;                                  /* the path last chosen other than on trial */
     double last_end[TB_PATHS];                    /* when each path's last call ended (0: none yet) */
     unsigned trial_began;                         /* `choices` when the last trial of the path not taken began */
-    double trial_cost;                            /* seconds that trial cost beyond the taken path, shadow included */
+    unsigned trial_calls;                         /* its calls on trial_path */
+    int trial_path;
+    int trial_priced;                             /* trial_cost is set: both paths were judged after it */
+    double trial_cost;                            /* seconds its calls took beyond the other path's */
+    double shadow_cost;                           /* seconds its shadow's slowed calls took beyond their path */
     double since_trial;                           /* seconds of the class's calls since it began */
     double cpu_trial_end;                         /* when its last trial call on the CPU ended (caller's clock) */
 } tb_crossover_class;
