@@ -59,21 +59,22 @@ static double estimate(const tb_crossover_class *cls, int path, const double pre
  * them, or TB_CROSSOVER_EARLY that are all clearly apart from the other
  * path's estimate, once that has all its samples.
  */
-static int judged(const tb_crossover_class *cls, int path, const double predicted[TB_PATHS])
+static int judged(tb_crossover_class *cls, int path, const double predicted[TB_PATHS])
 {
-    const unsigned n = cls->samples[path];
-    if (n >= TB_CROSSOVER_SAMPLES)
+    if (cls->judged[path]) /* until its samples are reset: a later sample does not undo a verdict */
         return 1;
-    if (n < TB_CROSSOVER_EARLY || cls->samples[!path] < TB_CROSSOVER_SAMPLES)
+    const unsigned n = cls->samples[path];
+    if (n < TB_CROSSOVER_EARLY || (n < TB_CROSSOVER_SAMPLES && cls->samples[!path] < TB_CROSSOVER_SAMPLES))
         return 0;
     float fastest = cls->ratios[path][0], slowest = fastest;
-    for (unsigned i = 1; i < n; i++) {
+    for (unsigned i = 1; i < n && i < TB_CROSSOVER_SAMPLES; i++) {
         fastest = fminf(fastest, cls->ratios[path][i]);
         slowest = fmaxf(slowest, cls->ratios[path][i]);
     }
     const double other = estimate(cls, !path, predicted);
-    return predicted[path] * fastest > TB_CROSSOVER_CLEAR * other ||
-           TB_CROSSOVER_CLEAR * predicted[path] * slowest < other;
+    cls->judged[path] = n >= TB_CROSSOVER_SAMPLES || predicted[path] * fastest > TB_CROSSOVER_CLEAR * other ||
+                        TB_CROSSOVER_CLEAR * predicted[path] * slowest < other;
+    return cls->judged[path];
 }
 
 /*
@@ -98,8 +99,10 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     /* The predicted faster path is measured first: a class seen only once costs nothing extra. */
     if (!judged(cls, predicted_best, predicted))
         return predicted_best;
-    if (!judged(cls, !predicted_best, predicted))
+    if (!judged(cls, !predicted_best, predicted)) {
+        cls->trial_path = !predicted_best;
         return !predicted_best;
+    }
     const double seconds[TB_PATHS] = {estimate(cls, TB_PATH_CPU, predicted), estimate(cls, TB_PATH_GPU, predicted)};
     /* Right after a trial both estimates are fresh; between trials only the path taken's is. */
     const double margin = price_trial(cls, seconds) ? 1.0 - TB_CROSSOVER_HYSTERESIS : 1.0 / TB_CROSSOVER_LEAVE;
@@ -115,6 +118,8 @@ int tb_crossover_choose(tb_crossover_class *cls, const double predicted[TB_PATHS
     }
     /* The other path's old ratios are forgotten: it is measured afresh, this call and the next ones. */
     cls->samples[!measured_best] = 0;
+    cls->judged[!measured_best] = 0;
+    cls->trial_path = !measured_best;
     cls->trial_began = n;
     cls->trial_calls = 0;
     cls->trial_priced = 0;
@@ -138,7 +143,10 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
         return;
     const int in_shadow = path == TB_PATH_GPU && !trial && !failed &&
                           started - cls->cpu_trial_end < TB_CROSSOVER_SHADOW_SECONDS;
-    const int cold = !failed && cls->last_end[path] > 0.0 && started - cls->last_end[path] >= TB_CROSSOVER_COLD_SECONDS;
+    /* Only the first of a path's calls after a pause: calls that far apart, one after another, are its rhythm. */
+    const int after_pause = cls->last_end[path] > 0.0 && started - cls->last_end[path] >= TB_CROSSOVER_COLD_SECONDS;
+    const int cold = !failed && after_pause && !cls->paused[path];
+    cls->paused[path] = after_pause;
     cls->last_end[path] = started + seconds;
     /*
      * A trial's calls count once there is a path to compare with; a call in
@@ -146,9 +154,8 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
      * (calls within that are noise, or the estimate's error, thousands of
      * times over in the shadow of a class of microsecond calls).
      */
-    if (trial && estimate(cls, !path, predicted) > 0.0) {
+    if (trial && path == cls->trial_path && estimate(cls, !path, predicted) > 0.0) {
         cls->trial_calls++;
-        cls->trial_path = path;
     } else if (in_shadow && !cold) {
         const double usual = estimate(cls, path, predicted);
         if (usual > 0.0 && seconds > TB_CROSSOVER_CLEAR * usual)

@@ -26,12 +26,16 @@
  * and what calls in its shadow (below) that it clearly slowed down took
  * beyond their path's. The next trial waits until that is at most
  * TB_CROSSOVER_REGRET of the seconds the class's calls have taken since, and
- * for TB_CROSSOVER_MIN_RETRY calls, so trials cost the class about that
- * share of its time. Fixed intervals (the 16th, 32nd, ..., 256th call, then every
- * 512th) cost 10.6% in test_crossover's model of 4096x4096x16, where each
- * trial of the CPU slows the next 0.1 s of GPU calls threefold. The path
- * taken is measured at every call but those in the shadow, so its slowing
- * down is seen within three calls.
+ * for TB_CROSSOVER_MIN_RETRY calls, so trials cost a class whose calls come
+ * back to back about that share of its time (calls after a pause are not
+ * charged, below, so short bursts pay more). Fixed intervals (the 16th,
+ * 32nd, ..., 256th call, then every 512th) cost 10.6% in test_crossover's
+ * model of 4096x4096x16, where each trial of the CPU slows the next 0.1 s of
+ * GPU calls threefold. The path taken is measured at every call but those in
+ * the shadow, so its slowing down shows in its median within three calls; it
+ * is left then if that is TB_CROSSOVER_LEAVE times the other path's
+ * estimate, else at the next trial. A verdict on a path stands until its
+ * samples are reset, so its later calls cannot put it back on trial.
  *
  * Each sample is taken in the state the calls before it left: a GPU call
  * right after CPU BLAS calls runs beside the BLAS's threads still spinning
@@ -52,8 +56,9 @@
  * the first CPU BLAS call at 128^3 after a pause took 0.26-0.48 ms against
  * 0.043 (OpenBLAS's threads asleep), the first GPU call 0.12-0.14 ms. A
  * stream of calls pays that once, so it is neither counted nor charged to a
- * trial (a trial after a pause pays one; trials 0.05 s apart, at most about
- * 1% of it). For the same reason the path taken changes after a trial only
+ * trial. Where the path's previous call came after a pause too, calls that
+ * far apart are the class's rhythm and count (else a trial of such a class
+ * never ended). For the same reason the path taken changes after a trial only
  * for one whose estimate is TB_CROSSOVER_HYSTERESIS faster, and between
  * trials, where the other path's estimate is old, only when its own grows to
  * TB_CROSSOVER_LEAVE times that: where the two are about even, the
@@ -87,14 +92,16 @@ enum { TB_PATH_CPU = 0, TB_PATH_GPU = 1, TB_PATHS = 2 };
 typedef struct tb_crossover_class {
     float ratios[TB_PATHS][TB_CROSSOVER_SAMPLES]; /* measured over predicted seconds, a ring per path */
     unsigned samples[TB_PATHS];                   /* calls measured per path since its last reset */
+    int judged[TB_PATHS];                         /* the samples since then were enough to choose by */
     unsigned taken[TB_PATHS];                     /* calls measured per path in all */
     unsigned choices;                             /* calls chosen in this class */
     int settled;                                  /* a path was chosen other than on trial: `current` */
     int current;                                  /* the path last chosen other than on trial */
     double last_end[TB_PATHS];                    /* when each path's last call ended (0: none yet) */
+    int paused[TB_PATHS];                         /* each path's last call came after a pause */
     unsigned trial_began;                         /* `choices` when the last trial of the path not taken began */
-    unsigned trial_calls;                         /* its calls on trial_path */
-    int trial_path;
+    int trial_path;                               /* the path it measures */
+    unsigned trial_calls;                         /* its calls */
     int trial_priced;                             /* trial_cost is set: both paths were judged after it */
     double trial_cost;                            /* seconds its calls took beyond the other path's */
     double shadow_cost;                           /* seconds its shadow's slowed calls took beyond their path */

@@ -331,6 +331,47 @@ static void test_cold_trial_call(void)
     CHECK(path == TB_PATH_CPU, "the CPU is taken within 100 calls (%u on the GPU)", t.calls[TB_PATH_GPU]);
 }
 
+/*
+ * A program whose calls of a class come 0.06 s apart, after 300 back to back
+ * (CPU 20 us, GPU 40): its calls are all after a pause. A trial of the GPU
+ * must still end, and the class stay on the CPU (a386a04 kept trying the GPU
+ * for good: 1706 of 2000 calls).
+ */
+static void test_sparse_calls(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 40e-6};
+    const double seconds_on[TB_PATHS] = {[TB_PATH_CPU] = 20e-6, [TB_PATH_GPU] = 40e-6};
+    tb_crossover_class cls = {0};
+    for (int i = 0; i < 300; i++)
+        step(&cls, predicted, seconds_on, NULL);
+    tally t = {{0}, 0, 0.0};
+    for (int i = 0; i < 2000; i++) {
+        now += 0.06;
+        step(&cls, predicted, seconds_on, &t);
+    }
+    CHECK(t.calls[TB_PATH_GPU] <= 50, "%u of 2000 calls 0.06 s apart on the slower GPU", t.calls[TB_PATH_GPU]);
+}
+
+/*
+ * A path judged early (three calls clearly faster) and taken stays judged as
+ * its later calls come in less clearly apart: no trial of the path taken.
+ */
+static void test_no_trial_of_the_path_taken(void)
+{
+    const double predicted[TB_PATHS] = {[TB_PATH_CPU] = 2e-3, [TB_PATH_GPU] = 1e-3};
+    tb_crossover_class cls = {0};
+    unsigned cpu_calls = 0, wrong = 0;
+    for (int i = 0; i < 40; i++) {
+        int trial;
+        const int path = tb_crossover_choose(&cls, predicted, &trial);
+        wrong += trial && cls.settled && path == cls.current;
+        const double seconds = path == TB_PATH_GPU ? 1e-3 : cpu_calls++ < 3 ? 0.5e-3 : 0.8e-3;
+        tb_crossover_measured(&cls, path, trial, 0, predicted, now, seconds);
+        now += seconds;
+    }
+    CHECK(wrong == 0, "%u trial calls on the path taken", wrong);
+}
+
 /* Paths about even (20 and 20.4 us, each within +-10%): the class keeps to one rather than flip with the noise. */
 static void test_even_paths_kept(void)
 {
@@ -404,6 +445,8 @@ int main(void)
     test_shadow_hides_no_slowdown();
     test_cold_calls();
     test_cold_trial_call();
+    test_sparse_calls();
+    test_no_trial_of_the_path_taken();
     test_even_paths_kept();
     if (failures) {
         printf("%d checks failed\n", failures);
