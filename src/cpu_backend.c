@@ -3,6 +3,13 @@
  * Resolved once, lazily, in this order: the next sgemm_ in the process (when
  * preloaded, the application's own BLAS), TILEDBLAS_CPU_BLAS, libopenblas.so.0,
  * libblas.so.3, and last a simple built-in loop. Never ourselves.
+ *
+ * Calls go to that library's sgemm_, or to its cblas_sgemm when it is
+ * OpenBLAS, which handles its arguments faster: on the H100 machine a 16^3
+ * call (465 ns in OpenBLAS alone) took 20-24 ns longer through us that way,
+ * 30-33 through its sgemm_. Other CBLAS layers may call sgemm_ by name (the
+ * reference CBLAS does), which is ours when we are linked or preloaded: they
+ * are never called.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -19,8 +26,13 @@ typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *
                              const float *b, const int *ldb, const float *beta, float *c,
                              const int *ldc, size_t transa_len, size_t transb_len);
 
+typedef void (*cblas_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n,
+                               int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta,
+                               float *c, int ldc);
+
 static struct {
-    f77_sgemm_fn sgemm; /* NULL: built-in loop */
+    f77_sgemm_fn sgemm;   /* NULL: built-in loop */
+    cblas_sgemm_fn cblas; /* the same library's CBLAS entry, where it cannot come back to us; else NULL */
     char name[512];
 } backend;
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
@@ -33,6 +45,31 @@ static int is_ours(void *symbol)
            theirs.dli_fbase == ours.dli_fbase;
 }
 
+/* `name` from the object `info` describes, where it is defined there; else NULL. */
+static void *symbol_of_object(void *handle, const Dl_info *info, const char *name)
+{
+    void *symbol = dlsym(handle, name);
+    Dl_info where;
+    return symbol && dladdr(symbol, &where) && where.dli_fbase == info->dli_fbase ? symbol : NULL;
+}
+
+/* OpenBLAS's cblas_sgemm, when the object holding the sgemm_ at `symbol` is OpenBLAS. */
+static cblas_sgemm_fn openblas_cblas(void *symbol)
+{
+    Dl_info info;
+    if (!dladdr(symbol, &info) || !info.dli_fname)
+        return NULL;
+    /* A handle on the object already loaded; it stays loaded after dlclose, as whoever loaded it holds it. */
+    void *handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
+    if (!handle)
+        return NULL;
+    void *cblas = symbol_of_object(handle, &info, "openblas_get_config")
+                      ? symbol_of_object(handle, &info, "cblas_sgemm")
+                      : NULL;
+    dlclose(handle);
+    return (cblas_sgemm_fn)cblas;
+}
+
 static int use_symbol(void *symbol, const char *fallback_name)
 {
     if (!symbol || is_ours(symbol))
@@ -40,6 +77,7 @@ static int use_symbol(void *symbol, const char *fallback_name)
     Dl_info info;
     const char *name = dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : fallback_name;
     backend.sgemm = (f77_sgemm_fn)symbol;
+    backend.cblas = openblas_cblas(symbol);
     snprintf(backend.name, sizeof backend.name, "%s", name);
     return 1;
 }
@@ -117,6 +155,11 @@ void tb_cpu_sgemm(const tb_call *c)
         pthread_once(&backend_once, resolve_backend);
     if (!backend.sgemm) {
         builtin_sgemm(c);
+        return;
+    }
+    if (backend.cblas) {
+        backend.cblas(CblasColMajor, c->trans_a ? CblasTrans : CblasNoTrans, c->trans_b ? CblasTrans : CblasNoTrans,
+                      c->m, c->n, c->k, c->alpha, c->a, c->lda, c->b, c->ldb, c->beta, c->c, c->ldc);
         return;
     }
     const char ta = c->trans_a ? 'T' : 'N', tb = c->trans_b ? 'T' : 'N';
