@@ -8,8 +8,15 @@
 #include "internal.h"
 #include "kernels.h"
 
-/* Below this (about 63^3) the CPU BLAS always wins: a GPU call alone costs ~20 microseconds. */
-#define TB_DEFAULT_GPU_MIN_FLOPS 5.0e5
+/*
+ * Below this (about 70^3) the CPU BLAS always wins: on the H100 machine a GPU
+ * call took 21 us at 16^3 and 27-29 at 64^3, while OpenBLAS ran 64^3 (the
+ * largest it runs on one thread) in 19 us, which one core of 27 GFLOP/s
+ * matches up to about 72^3. Auto mode measured calls of that size no better
+ * than the model: the CPU BLAS's times there ranged 19-42 us with the state
+ * other calls left, and turned 64^3 to the GPU (0.70 of OpenBLAS alone).
+ */
+#define TB_DEFAULT_GPU_MIN_FLOPS 7.0e5
 /* Below this one copy-compute-copy round beats the pipeline's set-up (1024^3 did). */
 #define TB_DEFAULT_PIPELINE_MIN_FLOPS 4e9
 /* Pinned staging of the host-operand paths: 3 slots of B and C panels take ~200 MB at 8192^3. */

@@ -5,7 +5,7 @@
 
 #include "crossover.h"
 
-/* 2^18 flops (about 51^3) is the lowest class: the GPU floor's default is 5e5. */
+/* 2^18 flops (about 51^3) is the lowest class: the GPU floor's default is 7e5. */
 #define LOWEST_FLOPS_LOG2 18
 
 static int clamp(int x, int lo, int hi)
