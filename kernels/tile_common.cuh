@@ -9,6 +9,7 @@
 #define TILEDBLAS_KERNELS_TILE_COMMON_CUH
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "common.cuh"
@@ -168,6 +169,25 @@ static inline int max_block_smem()
     return device_attribute<cudaDevAttrMaxSharedMemoryPerBlockOptin>(48 * 1024);
 }
 
+/* The L2 cache's bytes, where split-K's partial sums stay when they fit. */
+static inline int l2_bytes()
+{
+    return device_attribute<cudaDevAttrL2CacheSize>(0);
+}
+
+/*
+ * The share of an SM's full rate that `warps` resident warps reach: with one
+ * per scheduler (four per SM) a block's FMAs wait on its loads. On the H100
+ * (docs/PERFORMANCE.md, session 13: grids of 1-4 blocks per SM, K = 2048),
+ * one 4-warp block ran at 0.78-0.82 of four, two (or one of 8 warps) at
+ * 0.93-0.95, three or more at the full rate.
+ */
+static inline double occupancy_share(int warps)
+{
+    const int per_scheduler = warps / 4;
+    return per_scheduler < 2 ? 0.80 : per_scheduler < 3 ? 0.94 : 1.0;
+}
+
 /* Blocks of a bm x bn tile over C. */
 static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
 {
@@ -182,6 +202,7 @@ static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
 struct ShapeEntry {
     const char *name;
     int bm, bn, bk, blocks_per_sm;
+    int warps;         /* per block */
     int smem;          /* dynamic shared memory per block: the GPU must allow it */
     int min_k;         /* K per block below which another shape is preferred (0: none) */
     bool aligned_only; /* measured with 16-byte copies only: not for unaligned operands */
@@ -228,16 +249,23 @@ static inline int along_k(const tb_gemm_args *args)
  * among the shapes this GPU has the shared memory for, that have a rate for
  * this storage (and alignment), and whose slices of K are at least min_k deep (a deep ring mostly
  * fills and drains on a short K; where no shape qualifies, depth is not
- * required). The kernel's time is whole waves of blocks over the machine,
- * each wave costing its flops at the shape's rate (a grid that leaves SMs idle
- * in its last wave pays for the whole wave). Where C fills less than one
+ * required). The kernel's time is that of its busiest SM: its blocks' flops
+ * at the shape's rate, less where fewer blocks than it holds leave its
+ * schedulers short of warps (occupancy_share), plus FILL_STEPS k-steps per
+ * block for the ring's fill and drain (about the rings' depth; 1024^3 in
+ * slices of 16 steps ran 25% over its flops' time). Charged as whole waves,
+ * a grid of two 64x64 blocks per SM at 1000^3 was predicted at 120 us and
+ * ran in 64.5, so the plan split it, for 69. Where C fills less than one
  * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
  * plane per slice) adds the second pass: the partial planes written and read
- * back, and C, at device memory speed. Past one wave, a stream-K tail replaces
- * the last wave by its longest range of k-slices, plus TAIL_EXTRA_SLICES for
- * the pieces' ring fill and partial tiles, plus TAIL_SLACK of a tile: what the
- * longest-first schedule left unbalanced on the H100 (0.1-0.4 of a tile over
- * six sizes, SMs differing in speed). So a mostly full last wave (4096^3: 0.88)
+ * back, and C, at L2 speed where they fit in it, else at device memory speed
+ * (two slices at 1000^3 cost about 9 us, where device memory speed charged
+ * 17). On the H100 this took 768^3-1000^3 from 0.89-1.02 of cuBLAS to
+ * 0.95-1.15, and cost 1024^3 3% and 8192x8192x256 2%. Past one wave, a
+ * stream-K tail replaces the last wave by its longest range of k-slices,
+ * plus TAIL_EXTRA_SLICES for the pieces' ring fill and partial tiles, plus
+ * TAIL_SLACK of a tile: what the longest-first schedule left unbalanced on
+ * the H100 (0.1-0.4 of a tile over six sizes, SMs differing in speed). So a mostly full last wave (4096^3: 0.88)
  * keeps whole tiles, which measured 0.6% faster there. Ties go to the earlier
  * shape and the fewer slices, and to no tail.
  */
@@ -245,8 +273,9 @@ template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
-    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4;
-    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_LAUNCH_SECONDS = 5e-6, TAIL_SLACK = 0.15;
+    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4, FILL_STEPS = 4;
+    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_L2_BYTES_PER_SECOND = 7e12, SPLIT_LAUNCH_SECONDS = 3e-6,
+                     TAIL_SLACK = 0.15;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
@@ -268,21 +297,32 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             const double flops_per_k = 2.0 * (double)slots * shapes[s].bm * shapes[s].bn; /* a wave, one k */
             const double seconds_per_k = flops_per_k / (shapes[s].rate[storage] * 1e12);
             const bool may_split = blocks < slots && blocks_for(args->n, shapes[s].bn) <= 65535;
+            const int bps = shapes[s].blocks_per_sm, warps = shapes[s].warps;
             for (int64_t splits = 1; splits <= (may_split ? most_splits : 1); splits++) {
-                const int64_t waves = (blocks * splits + slots - 1) / slots;
+                const int64_t per_sm = (blocks * splits + sms - 1) / sms; /* on the busiest SM */
                 const double k_slice = (double)((args->k + splits - 1) / splits);
                 if (pass == 0 && k_slice < shapes[s].min_k)
                     continue;
-                double time = (double)waves * seconds_per_k * k_slice;
-                if (splits > 1)
-                    time += (2.0 * splits + 2.0) * plane_bytes / SPLIT_BYTES_PER_SECOND + SPLIT_LAUNCH_SECONDS;
+                const double k_steps = std::ceil(k_slice / shapes[s].bk);
+                const double share = occupancy_share((int)std::min(per_sm, (int64_t)bps) * warps) /
+                                     occupancy_share(bps * warps);
+                double time = (double)per_sm / bps * seconds_per_k * k_slice / share *
+                              ((k_steps + FILL_STEPS) / k_steps);
+                if (splits > 1) {
+                    const double bytes = (2.0 * splits + 2.0) * plane_bytes;
+                    time += bytes / (bytes <= l2_bytes() ? SPLIT_L2_BYTES_PER_SECOND : SPLIT_BYTES_PER_SECOND) +
+                            SPLIT_LAUNCH_SECONDS;
+                }
                 consider(s, (int)splits, false, time);
             }
             const StreamKTail tail = shapes[s].launch_tail ? planned_tail(shapes[s], args) : StreamKTail{};
             if (tail.tiles) {
                 const double tail_k =
                     ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + TAIL_SLACK * tail.slices) * shapes[s].bk;
-                consider(s, 1, true, seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k + tail_k));
+                const double k_steps = std::ceil((double)args->k / shapes[s].bk);
+                consider(s, 1, true,
+                         seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k * ((k_steps + FILL_STEPS) / k_steps) +
+                                          tail_k));
             }
         }
     }
