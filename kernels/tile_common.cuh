@@ -303,7 +303,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
                 const double k_slice = (double)((args->k + splits - 1) / splits);
                 if (pass == 0 && k_slice < shapes[s].min_k)
                     continue;
-                const double k_steps = std::ceil(k_slice / shapes[s].bk);
+                const double k_steps = std::max(1.0, std::ceil(k_slice / shapes[s].bk)); /* K = 0: C scaled */
                 const double share = occupancy_share((int)std::min(per_sm, (int64_t)bps) * warps) /
                                      occupancy_share(bps * warps);
                 double time = (double)per_sm / bps * seconds_per_k * k_slice / share *
@@ -319,7 +319,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             if (tail.tiles) {
                 const double tail_k =
                     ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + TAIL_SLACK * tail.slices) * shapes[s].bk;
-                const double k_steps = std::ceil((double)args->k / shapes[s].bk);
+                const double k_steps = std::max(1.0, std::ceil((double)args->k / shapes[s].bk));
                 consider(s, 1, true,
                          seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k * ((k_steps + FILL_STEPS) / k_steps) +
                                           tail_k));
