@@ -304,6 +304,8 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
                 if (pass == 0 && k_slice < shapes[s].min_k)
                     continue;
                 const double k_steps = std::max(1.0, std::ceil(k_slice / shapes[s].bk)); /* K = 0: C scaled */
+                /* Past bps blocks an SM stays full until its last ones: a block starts as another ends
+                 * (six 64x64x8 blocks per SM ran in six times one block's time at four). */
                 const double share = occupancy_share((int)std::min(per_sm, (int64_t)bps) * warps) /
                                      occupancy_share(bps * warps);
                 double time = (double)per_sm / bps * seconds_per_k * k_slice / share *
