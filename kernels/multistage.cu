@@ -504,8 +504,8 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
                            bool aligned_only = false)
 {
     /* The 16- and 32-deep rings want 16 slices of K; the 8-deep ones are fine with less. */
-    return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, S::THREADS / 32, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0, aligned_only,
-            {none, b, a, both},
+    return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, S::THREADS / 32, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0,
+            aligned_only, {none, b, a, both},
             launch_for_trans<Multistage<S>::template Split, int>,
             launch_for_trans<Multistage<S>::template Tail>};
 }

@@ -265,8 +265,9 @@ static inline int along_k(const tb_gemm_args *args)
  * stream-K tail replaces the last wave by its longest range of k-slices,
  * plus TAIL_EXTRA_SLICES for the pieces' ring fill and partial tiles, plus
  * TAIL_SLACK of a tile: what the longest-first schedule left unbalanced on
- * the H100 (0.1-0.4 of a tile over six sizes, SMs differing in speed). So a mostly full last wave (4096^3: 0.88)
- * keeps whole tiles, which measured 0.6% faster there. Ties go to the earlier
+ * the H100 (0.1-0.4 of a tile over six sizes, SMs differing in speed). So a
+ * mostly full last wave (4096^3: 0.88) keeps whole tiles, which measured 0.6%
+ * faster there. Ties go to the earlier
  * shape and the fewer slices, and to no tail.
  */
 template <int N>
@@ -281,6 +282,11 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
     const bool aligned = vector_friendly(args);
     const int64_t most_splits = std::min(MAX_SPLITS, std::max((int64_t)1, args->k / MIN_K_PER_SLICE));
+    /* A block's time over `depth` of K, in units of its flops' time: the ring's fill and drain added (K = 0: C scaled). */
+    const auto with_fill = [](double depth, int bk) {
+        const double steps = std::max(1.0, std::ceil(depth / bk));
+        return (steps + FILL_STEPS) / steps;
+    };
     Plan plan = {N - 1, 1, false, 0.0}; /* the last shape is the smallest, fit for any GPU */
     double best = -1.0;
     const auto consider = [&](int shape, int splits, bool tail, double time) {
@@ -303,13 +309,11 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
                 const double k_slice = (double)((args->k + splits - 1) / splits);
                 if (pass == 0 && k_slice < shapes[s].min_k)
                     continue;
-                const double k_steps = std::max(1.0, std::ceil(k_slice / shapes[s].bk)); /* K = 0: C scaled */
                 /* Past bps blocks an SM stays full until its last ones: a block starts as another ends
                  * (six 64x64x8 blocks per SM ran in six times one block's time at four). */
                 const double share = occupancy_share((int)std::min(per_sm, (int64_t)bps) * warps) /
                                      occupancy_share(bps * warps);
-                double time = (double)per_sm / bps * seconds_per_k * k_slice / share *
-                              ((k_steps + FILL_STEPS) / k_steps);
+                double time = (double)per_sm / bps * seconds_per_k * k_slice / share * with_fill(k_slice, shapes[s].bk);
                 if (splits > 1) {
                     const double bytes = (2.0 * splits + 2.0) * plane_bytes;
                     time += bytes / (bytes <= l2_bytes() ? SPLIT_L2_BYTES_PER_SECOND : SPLIT_BYTES_PER_SECOND) +
@@ -321,10 +325,8 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
             if (tail.tiles) {
                 const double tail_k =
                     ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + TAIL_SLACK * tail.slices) * shapes[s].bk;
-                const double k_steps = std::max(1.0, std::ceil((double)args->k / shapes[s].bk));
-                consider(s, 1, true,
-                         seconds_per_k * ((double)(tail.dp_tiles / slots) * args->k * ((k_steps + FILL_STEPS) / k_steps) +
-                                          tail_k));
+                const double dp_k = (double)(tail.dp_tiles / slots) * args->k * with_fill(args->k, shapes[s].bk);
+                consider(s, 1, true, seconds_per_k * (dp_k + tail_k));
             }
         }
     }
