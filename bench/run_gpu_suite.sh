@@ -157,6 +157,12 @@ if want sanitize; then
         "$BENCH" --kernels --sizes 1021x1027x1023,2045x2043x2047 --trans NT,TN --layout row --reps 1
     step memcheck-shapes 90 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
+    # Split-K summed in clusters (sm_90): every tile shape, 2-8 slices; memcheck on an unaligned
+    # small case and two larger ones, racecheck (far slower) on the small one.
+    step memcheck-clusters 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BUILD/tests/test_split_clusters" 3
+    step racecheck-clusters 180 "$OUT/sanitize.log" compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$BUILD/tests/test_split_clusters" 1
     # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
     step memcheck-stream-k 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1

@@ -90,6 +90,15 @@ cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args *args, cuda
 /* The same with the shape's stream-K tail for this call where it has one, and the scratch that needs. */
 cudaError_t tb_launch_multistage_shape_tail(int shape, const tb_gemm_args *args, cudaStream_t stream);
 int64_t tb_multistage_shape_tail_workspace_floats(int shape, const tb_gemm_args *args);
+/*
+ * The same in `splits` slices of K, summed by the second pass (clusters == 0;
+ * the workspace holds splits * m * n floats) or in thread block clusters;
+ * cudaErrorNotSupported where this GPU or shape has no cluster launch.
+ */
+cudaError_t tb_launch_multistage_shape_split(int shape, const tb_gemm_args *args, cudaStream_t stream, int splits,
+                                             int clusters);
+/* Clusters of `splits` blocks of the shape this GPU holds at once; 0: no cluster launch. */
+int tb_multistage_shape_cluster_capacity(int shape, int splits);
 
 /* dst (cols x rows, leading dimension ld_dst) = src^T for column-major src (rows x cols); transpose.cu. */
 cudaError_t tb_launch_transpose(const float *src, int64_t rows, int64_t cols, int64_t ld_src, float *dst,

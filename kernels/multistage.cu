@@ -27,10 +27,12 @@
  * the last one that exists: they only feed parts of C that are never stored.
  *
  * When C is too small to fill the GPU and K is long, K is split across blocks
- * (grid.z) and a second pass sums the slices, as in regtile (tile_common.cuh).
- * Past one wave, a mostly empty last wave of tiles is shared out by k-slices
- * as a stream-K tail (stream_k.cuh).
+ * (grid.z): on sm_90 the blocks of a tile sum their slices in a cluster
+ * (cluster_split.cuh), elsewhere a second pass sums them, as in regtile
+ * (tile_common.cuh). Past one wave, a mostly empty last wave of tiles is
+ * shared out by k-slices as a stream-K tail (stream_k.cuh).
  */
+#include "cluster_split.cuh"
 #include "stream_k.cuh"
 #include "tile_common.cuh"
 
@@ -400,13 +402,18 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
         cp_async_wait<0>();
     }
 
-    const tb_gemm_args out = split_output(p);
+    const bool in_cluster = split_in_cluster();
+    const tb_gemm_args out = in_cluster ? p : split_output(p);
     float *c_tile = out.c + i0 + j0 * out.ldc;
     /* Rows 4f..4f+3 of the thread's column j: fragment row f, fragment column j / 4. */
     const auto store = [&](int f, int j, const float sums[4]) {
         const int cj = col + 16 * (j / 4) + j % 4;
         store4<VEC>(out, c_tile, row + 32 * f, cj, (int)(m - i0), (int)(n - j0), sums);
     };
+    if (in_cluster) {
+        cluster_split_sum<S>(acc, smem4, store);
+        return;
+    }
     if (tail.tiles && !stream_k_finish<S>(p, tail, acc, store))
         return;
 #pragma unroll
@@ -419,31 +426,63 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
     }
 }
 
-/*
- * Launches tile shape S for a transpose pair, in `splits` slices of K (1: no
- * split); or with a stream-K tail (stream_k.cuh), where the workspace has room.
- */
+/* How a launch covers C: whole tiles (with K in slices summed by a second pass), a stream-K tail, slices summed in clusters. */
+enum class Cover { TILES, TAIL, CLUSTERS };
+
+/* Launches tile shape S for a transpose pair over C as `cover` says, in `splits` slices of K (1: no split). */
 template <typename S>
 struct Multistage {
+    /* The ring, or in a cluster split the parked partial tile where that is larger. */
+    static constexpr int CLUSTER_BYTES = std::max(smem_bytes<S>(), cluster_partial_bytes<S>());
+
+    /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
+    template <typename Kernel>
+    static cudaError_t allow_smem(Kernel kernel)
+    {
+        return CLUSTER_BYTES <= 48 * 1024
+                   ? cudaSuccess
+                   : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CLUSTER_BYTES);
+    }
+
+    /* A launch of `grid` whose blocks along z form one cluster: the slices of K of one tile. */
+    static cudaLaunchConfig_t cluster_config(dim3 grid, cudaStream_t stream, cudaLaunchAttribute *cluster)
+    {
+        cluster->id = cudaLaunchAttributeClusterDimension;
+        cluster->val.clusterDim.x = 1;
+        cluster->val.clusterDim.y = 1;
+        cluster->val.clusterDim.z = grid.z;
+        cudaLaunchConfig_t config = {};
+        config.gridDim = grid;
+        config.blockDim = dim3(S::THREADS);
+        config.dynamicSmemBytes = CLUSTER_BYTES;
+        config.stream = stream;
+        config.attrs = cluster;
+        config.numAttrs = 1;
+        return config;
+    }
+
     template <bool TA, bool TB, bool VEC>
-    static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits, bool with_tail)
+    static cudaError_t launch(const tb_gemm_args *args, cudaStream_t stream, int splits, Cover cover)
     {
         constexpr int bytes = smem_bytes<S>();
         const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
-        /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
-        if (bytes > 48 * 1024) {
-            const cudaError_t status =
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-            if (status != cudaSuccess)
-                return status;
+        const StreamKTail no_tail = {};
+        cudaError_t status = allow_smem(kernel);
+        if (status != cudaSuccess)
+            return status;
+        if (cover == Cover::CLUSTERS) {
+            const dim3 grid(blocks_for(args->m, S::BM), blocks_for(args->n, S::BN), splits);
+            cudaLaunchAttribute cluster;
+            const cudaLaunchConfig_t config = cluster_config(grid, stream, &cluster);
+            return cudaLaunchKernelEx(&config, kernel, *args, no_tail);
         }
-        if (with_tail) {
+        if (cover == Cover::TAIL) {
             StreamKTail tail = call_tail(args, S::BM, S::BN, S::BK, S::MIN_BLOCKS);
             tb_gemm_args p = *args;
             if (tail.tiles && stream_k_scratch(&p, tail, S::BM, S::BN)) {
                 stream_k_order(tail);
-                const cudaError_t status = cudaMemsetAsync(stream_k_arrivals(p.workspace, tail, S::BM, S::BN), 0,
-                                                           tail.tiles * sizeof(int), stream);
+                status = cudaMemsetAsync(stream_k_arrivals(p.workspace, tail, S::BM, S::BN), 0,
+                                         tail.tiles * sizeof(int), stream);
                 if (status != cudaSuccess)
                     return status;
                 const dim3 grid = stream_k_grid(tail, blocks_for(args->m, S::BM));
@@ -451,33 +490,63 @@ struct Multistage {
                 return cudaGetLastError();
             }
         }
-        const StreamKTail no_tail = {};
         return launch_tiles<TB>(args, S::BM, S::BN, splits, stream, [&](const tb_gemm_args &p, dim3 grid) {
             kernel<<<grid, S::THREADS, bytes, stream>>>(p, no_tail);
         });
     }
 
-    /* The same test gates the 16-byte cp.async copies. */
+    /* The same test gates the 16-byte cp.async copies; in clusters C is stored directly, not the workspace. */
     template <bool TA, bool TB>
-    static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits, bool with_tail)
+    static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits, Cover cover)
     {
-        return vector_friendly(args, splits) ? launch<TA, TB, true>(args, stream, splits, with_tail)
-                                             : launch<TA, TB, false>(args, stream, splits, with_tail);
+        return vector_friendly(args, cover == Cover::CLUSTERS ? 1 : splits)
+                   ? launch<TA, TB, true>(args, stream, splits, cover)
+                   : launch<TA, TB, false>(args, stream, splits, cover);
     }
     template <bool TA, bool TB>
     struct Split {
         static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
         {
-            return Multistage::run<TA, TB>(args, stream, splits, false);
+            return Multistage::run<TA, TB>(args, stream, splits, Cover::TILES);
         }
     };
     template <bool TA, bool TB>
     struct Tail {
         static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream)
         {
-            return Multistage::run<TA, TB>(args, stream, 1, true);
+            return Multistage::run<TA, TB>(args, stream, 1, Cover::TAIL);
         }
     };
+    template <bool TA, bool TB>
+    struct Clusters {
+        static cudaError_t run(const tb_gemm_args *args, cudaStream_t stream, int splits)
+        {
+            return Multistage::run<TA, TB>(args, stream, splits, Cover::CLUSTERS);
+        }
+    };
+
+    /*
+     * Clusters of `splits` blocks the GPU holds at once (0: none, or before
+     * sm_90), for the plan; the row-major NN kernel stands for all four, as
+     * they share the block size, shared memory and MIN_BLOCKS. Asked once per
+     * count of slices: the answer depends on the GPU alone.
+     */
+    static int cluster_capacity(int splits)
+    {
+        static int capacity[CLUSTER_SPLIT_MAX + 1]; /* 0: not asked yet; -1: none */
+        if (splits < 2 || splits > CLUSTER_SPLIT_MAX || device_attribute<cudaDevAttrComputeCapabilityMajor>(0) < 9)
+            return 0;
+        if (!capacity[splits]) {
+            const auto kernel = sgemm_multistage<S, false, false, true>;
+            cudaLaunchAttribute cluster;
+            const cudaLaunchConfig_t config = cluster_config(dim3(1, 1, splits), 0, &cluster);
+            int clusters = 0;
+            const bool ok = allow_smem(kernel) == cudaSuccess &&
+                            cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess;
+            capacity[splits] = ok && clusters > 0 ? clusters : -1;
+        }
+        return capacity[splits] > 0 ? capacity[splits] : 0;
+    }
 };
 
 /*
@@ -507,7 +576,9 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
     return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, S::THREADS / 32, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0,
             aligned_only, {none, b, a, both},
             launch_for_trans<Multistage<S>::template Split, int>,
-            launch_for_trans<Multistage<S>::template Tail>};
+            launch_for_trans<Multistage<S>::template Tail>,
+            launch_for_trans<Multistage<S>::template Clusters, int>,
+            Multistage<S>::cluster_capacity};
 }
 
 const ShapeEntry shapes[] = {
@@ -541,6 +612,18 @@ extern "C" cudaError_t tb_launch_multistage_shape(int shape, const tb_gemm_args 
 extern "C" cudaError_t tb_launch_multistage_shape_tail(int shape, const tb_gemm_args *args, cudaStream_t stream)
 {
     return launch_shape_tail(shapes, shape, args, stream);
+}
+
+extern "C" cudaError_t tb_launch_multistage_shape_split(int shape, const tb_gemm_args *args, cudaStream_t stream,
+                                                        int splits, int clusters)
+{
+    return launch_shape_split(shapes, shape, args, stream, splits, clusters != 0);
+}
+
+extern "C" int tb_multistage_shape_cluster_capacity(int shape, int splits)
+{
+    const int count = sizeof shapes / sizeof shapes[0];
+    return shape >= 0 && shape < count ? shapes[shape].cluster_capacity(splits) : 0;
 }
 
 extern "C" int64_t tb_multistage_shape_tail_workspace_floats(int shape, const tb_gemm_args *args)

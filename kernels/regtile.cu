@@ -198,7 +198,7 @@ template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both)
 {
     return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, S::THREADS / 32, 0, 0, false, {none, b, a, both},
-            launch_for_trans<Regtile<S>::template Launch, int>, nullptr};
+            launch_for_trans<Regtile<S>::template Launch, int>, nullptr, nullptr, nullptr};
 }
 
 const ShapeEntry shapes[] = {

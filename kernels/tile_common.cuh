@@ -197,7 +197,8 @@ static inline int64_t tiles(const tb_gemm_args *args, int bm, int bn)
 /*
  * One row of a rung's table of tile shapes: the tile, how many blocks of it an
  * SM holds, what fastest_plan weighs, and the launchers: in `splits` slices of
- * K, and with a stream-K tail (stream_k.cuh; NULL: the shape has none).
+ * K, with a stream-K tail (stream_k.cuh), in `splits` slices summed in
+ * clusters (cluster_split.cuh); NULL: the shape has no such launch.
  */
 struct ShapeEntry {
     const char *name;
@@ -209,16 +210,20 @@ struct ShapeEntry {
     double rate[4];    /* TFLOP/s by along_k(); 0: not measured there, never chosen */
     cudaError_t (*launch)(const tb_gemm_args *args, cudaStream_t stream, int splits);
     cudaError_t (*launch_tail)(const tb_gemm_args *args, cudaStream_t stream);
+    cudaError_t (*launch_clusters)(const tb_gemm_args *args, cudaStream_t stream, int splits);
+    int (*cluster_capacity)(int splits); /* clusters of `splits` blocks resident at once; 0: none */
 };
 
 /*
  * How a call is launched: a tile shape from the rung's table, slices of K (1:
- * no split) or a stream-K tail, and the predicted time.
+ * no split) summed by a second pass or in clusters, or a stream-K tail, and
+ * the predicted time.
  */
 struct Plan {
     int shape;
     int splits;
     bool tail;
+    bool clusters;
     double seconds;
 };
 
@@ -253,7 +258,11 @@ static inline int along_k(const tb_gemm_args *args)
  * at the shape's rate, less where fewer blocks than it holds leave its
  * schedulers short of warps (occupancy_share), plus FILL_STEPS k-steps per
  * block for the ring's fill and drain (about the rings' depth; 1024^3 in
- * slices of 16 steps ran 25% over its flops' time). Charged as whole waves,
+ * slices of 16 steps ran 25% over its flops' time), and at least
+ * MIN_FILL_SECONDS: the latency of the first loads and the last stores, which
+ * the 8-deep tiles' four k-steps (3 us for 128x128x8) fell short of (768^3
+ * and 1000^3 ran 5-8 us over their plans, 1000x1000x2000 took 128x128x8 in
+ * two slices, 3-14% slower than the 256x128x16 plan). Charged as whole waves,
  * a grid of two 64x64 blocks per SM at 1000^3 was predicted at 120 us and
  * ran in 64.5, so the plan split it, for 69. Where C fills less than one
  * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
@@ -261,7 +270,11 @@ static inline int along_k(const tb_gemm_args *args)
  * back, and C, at L2 speed where they fit in it, else at device memory speed
  * (two slices at 1000^3 cost about 9 us, where device memory speed charged
  * 17). On the H100 this took 768^3-1000^3 from 0.89-1.02 of cuBLAS to
- * 0.95-1.15, and cost 1024^3 3% and 8192x8192x256 2%. Past one wave, a
+ * 0.95-1.15, and cost 1024^3 3% and 8192x8192x256 2%. Where the GPU holds
+ * all the tiles' clusters at once, the slices are summed in clusters instead
+ * (cluster_split.cuh): each block parks its tile in shared memory and reads
+ * as much back, at CLUSTER_SUM_BYTES_PER_SECOND per SM (about 2 us for a
+ * 128x128 tile; the pass cost 6). Past one wave, a
  * stream-K tail replaces the last wave by its longest range of k-slices,
  * plus TAIL_EXTRA_SLICES for the pieces' ring fill and partial tiles, plus
  * TAIL_SLACK of a tile: what the longest-first schedule left unbalanced on
@@ -276,7 +289,7 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
     constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4, FILL_STEPS = 4;
     constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_L2_BYTES_PER_SECOND = 7e12, SPLIT_LAUNCH_SECONDS = 3e-6,
-                     TAIL_SLACK = 0.15;
+                     TAIL_SLACK = 0.15, CLUSTER_SUM_BYTES_PER_SECOND = 1e11, MIN_FILL_SECONDS = 7e-6;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
@@ -287,11 +300,11 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
         const double steps = std::max(1.0, std::ceil(depth / bk));
         return (steps + FILL_STEPS) / steps;
     };
-    Plan plan = {N - 1, 1, false, 0.0}; /* the last shape is the smallest, fit for any GPU */
+    Plan plan = {N - 1, 1, false, false, 0.0}; /* the last shape is the smallest, fit for any GPU */
     double best = -1.0;
-    const auto consider = [&](int shape, int splits, bool tail, double time) {
+    const auto consider = [&](int shape, int splits, bool tail, bool clusters, double time) {
         if (best < 0.0 || time < best)
-            best = time, plan = {shape, splits, tail, time};
+            best = time, plan = {shape, splits, tail, clusters, time};
     };
     for (int pass = 0; pass < 2 && best < 0.0; pass++) { /* pass 1: K too short for every shape */
         for (int s = 0; s < N; s++) {
@@ -313,20 +326,27 @@ Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
                  * (six 64x64x8 blocks per SM ran in six times one block's time at four). */
                 const double share = occupancy_share((int)std::min(per_sm, (int64_t)bps) * warps) /
                                      occupancy_share(bps * warps);
-                double time = (double)per_sm / bps * seconds_per_k * k_slice / share * with_fill(k_slice, shapes[s].bk);
-                if (splits > 1) {
+                const double flops_time = (double)per_sm / bps * seconds_per_k * k_slice / share;
+                double time = flops_time + std::max(flops_time * (with_fill(k_slice, shapes[s].bk) - 1.0),
+                                                    MIN_FILL_SECONDS);
+                const bool clusters = splits > 1 && shapes[s].cluster_capacity &&
+                                      blocks <= shapes[s].cluster_capacity((int)splits);
+                if (clusters) {
+                    time += (double)per_sm * 2.0 * shapes[s].bm * shapes[s].bn * sizeof(float) /
+                            CLUSTER_SUM_BYTES_PER_SECOND;
+                } else if (splits > 1) {
                     const double bytes = (2.0 * splits + 2.0) * plane_bytes;
                     time += bytes / (bytes <= l2_bytes() ? SPLIT_L2_BYTES_PER_SECOND : SPLIT_BYTES_PER_SECOND) +
                             SPLIT_LAUNCH_SECONDS;
                 }
-                consider(s, (int)splits, false, time);
+                consider(s, (int)splits, false, clusters, time);
             }
             const StreamKTail tail = shapes[s].launch_tail ? planned_tail(shapes[s], args) : StreamKTail{};
             if (tail.tiles) {
                 const double tail_k =
                     ((double)(longest_range(tail) + TAIL_EXTRA_SLICES) + TAIL_SLACK * tail.slices) * shapes[s].bk;
                 const double dp_k = (double)(tail.dp_tiles / slots) * args->k * with_fill(args->k, shapes[s].bk);
-                consider(s, 1, true, seconds_per_k * (dp_k + tail_k));
+                consider(s, 1, true, false, seconds_per_k * (dp_k + tail_k));
             }
         }
     }
@@ -430,6 +450,25 @@ cudaError_t launch_shape_tail(const ShapeEntry (&shapes)[N], int shape, const tb
     return args->m <= 0 || args->n <= 0 ? cudaSuccess : shapes[shape].launch_tail(args, stream);
 }
 
+/*
+ * A shape in `splits` slices of K summed by the second pass (scratch: one
+ * m x n plane per slice) or in clusters, for tests; cudaErrorNotSupported
+ * where the shape or the GPU has no cluster launch.
+ */
+template <int N>
+cudaError_t launch_shape_split(const ShapeEntry (&shapes)[N], int shape, const tb_gemm_args *args,
+                               cudaStream_t stream, int splits, bool clusters)
+{
+    if (shape < 0 || shape >= N || splits < 1)
+        return cudaErrorInvalidValue;
+    const ShapeEntry &entry = shapes[shape];
+    if (clusters && (!entry.cluster_capacity || !entry.cluster_capacity(splits)))
+        return cudaErrorNotSupported;
+    if (args->m <= 0 || args->n <= 0)
+        return cudaSuccess;
+    return clusters ? entry.launch_clusters(args, stream, splits) : entry.launch(args, stream, splits);
+}
+
 /* A tail's scratch, with 3 floats more for aligning it to float4; 0 where the shape has none. */
 template <int N>
 int64_t tail_workspace_floats(const ShapeEntry (&shapes)[N], int shape, const tb_gemm_args *args)
@@ -444,6 +483,8 @@ template <int N>
 int64_t planned_workspace_floats(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     const Plan plan = fastest_plan(shapes, args);
+    if (plan.clusters)
+        return 0;
     return plan.tail ? tail_workspace_floats(shapes, plan.shape, args) : split_workspace_floats(args, plan.splits);
 }
 
@@ -464,7 +505,8 @@ void describe_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args, char
     if (plan.tail)
         snprintf(text, size, "%s, stream-K tail of %d tiles in %d ranges", shape.name, tail.tiles, tail.ranges);
     else if (plan.splits > 1)
-        snprintf(text, size, "%s, K in %d slices", shape.name, plan.splits);
+        snprintf(text, size, "%s, K in %d slices%s", shape.name, plan.splits,
+                 plan.clusters ? " summed in clusters" : "");
     else
         snprintf(text, size, "%s", shape.name);
 }
@@ -477,6 +519,8 @@ cudaError_t launch_planned(const ShapeEntry (&shapes)[N], const tb_gemm_args *ar
     const Plan plan = fastest_plan(shapes, args);
     if (plan.tail)
         return shapes[plan.shape].launch_tail(args, stream);
+    if (plan.clusters)
+        return shapes[plan.shape].launch_clusters(args, stream, plan.splits);
     return shapes[plan.shape].launch(args, stream, affordable_splits(args, plan.splits));
 }
 

@@ -1,0 +1,186 @@
+/*
+ * Split-K summed in thread block clusters (kernels/cluster_split.cuh) against
+ * the second pass it replaces, for every multistage tile shape, 2 to 8 slices
+ * of K (the last ragged), all four transpose pairs, edge tiles and unaligned
+ * operands: with beta = 0 both sum the same partials in the same order and
+ * must give the same bits, into a C filled with NaN (never read); with
+ * beta != 0 both must be within the FP32 error bound of an FP64 reference.
+ * Exits 77 without a GPU, or on one older than sm_90 (no clusters). An
+ * argument N runs the first N cases only (the sanitizers' runs).
+ */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "kernels.h"
+
+static int failures;
+
+#define CHECK_CUDA(call)                                                                                   \
+    do {                                                                                                   \
+        const cudaError_t status_ = (call);                                                                \
+        if (status_ != cudaSuccess) {                                                                      \
+            printf("FAIL: %s: %s (line %d)\n", #call, cudaGetErrorString(status_), __LINE__);              \
+            exit(1);                                                                                       \
+        }                                                                                                  \
+    } while (0)
+
+/* Uniform in [-1, 1) from a fixed sequence, so that a failure reproduces. */
+static float next_value(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(*state >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+struct Case {
+    int64_t m, n, k;
+    int trans_a, trans_b;
+    int64_t pad; /* extra leading dimension: pad 1 leaves columns unaligned for 16-byte copies */
+};
+
+/* op(X)(i, p) of a column-major X. */
+static double op(const std::vector<float> &x, int64_t ld, int trans, int64_t i, int64_t p)
+{
+    return trans ? x[p + i * ld] : x[i + p * ld];
+}
+
+static void run_case(const Case &c, int shapes)
+{
+    const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
+    const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
+    const int64_t lda = a_rows + c.pad, ldb = b_rows + c.pad, ldc = c.m + c.pad;
+    std::vector<float> a(lda * a_cols), b(ldb * b_cols), c0(ldc * c.n), got(ldc * c.n), pass(ldc * c.n);
+    uint64_t state = (uint64_t)(c.m * 131 + c.n * 17 + c.k) ^ (uint64_t)(c.trans_a * 2 + c.trans_b);
+    for (float &x : a)
+        x = next_value(&state);
+    for (float &x : b)
+        x = next_value(&state);
+    for (float &x : c0)
+        x = next_value(&state);
+
+    /* FP64 reference of op(A) op(B) and of |op(A)| |op(B)| for the error bound. */
+    std::vector<double> exact(c.m * c.n), magnitude(c.m * c.n);
+    for (int64_t j = 0; j < c.n; j++)
+        for (int64_t i = 0; i < c.m; i++) {
+            double sum = 0.0, abs_sum = 0.0;
+            for (int64_t p = 0; p < c.k; p++) {
+                const double t = op(a, lda, c.trans_a, i, p) * op(b, ldb, c.trans_b, p, j);
+                sum += t;
+                abs_sum += fabs(t);
+            }
+            exact[i + j * c.m] = sum;
+            magnitude[i + j * c.m] = abs_sum;
+        }
+
+    float *d_a, *d_b, *d_c, *d_work;
+    const size_t c_bytes = c0.size() * sizeof(float);
+    CHECK_CUDA(cudaMalloc((void **)&d_a, a.size() * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_b, b.size() * sizeof(float)));
+    CHECK_CUDA(cudaMalloc((void **)&d_c, c_bytes));
+    CHECK_CUDA(cudaMalloc((void **)&d_work, 8 * c.m * c.n * sizeof(float)));
+    CHECK_CUDA(cudaMemcpy(d_a, a.data(), a.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(d_b, b.data(), b.size() * sizeof(float), cudaMemcpyHostToDevice));
+
+    tb_gemm_args args = {};
+    args.trans_a = c.trans_a, args.trans_b = c.trans_b;
+    args.m = c.m, args.n = c.n, args.k = c.k;
+    args.alpha = 1.5f;
+    args.a = d_a, args.lda = lda, args.b = d_b, args.ldb = ldb, args.c = d_c, args.ldc = ldc;
+    args.workspace = d_work, args.workspace_floats = 8 * c.m * c.n;
+
+    /* C before the call: NaN where beta = 0 (never read), else c0. */
+    const auto run = [&](int shape, int splits, int clusters, float beta, std::vector<float> &out) {
+        args.beta = beta;
+        if (beta == 0.0f)
+            CHECK_CUDA(cudaMemset(d_c, 0xff, c_bytes));
+        else
+            CHECK_CUDA(cudaMemcpy(d_c, c0.data(), c_bytes, cudaMemcpyHostToDevice));
+        const cudaError_t status = tb_launch_multistage_shape_split(shape, &args, 0, splits, clusters);
+        if (status == cudaErrorNotSupported)
+            return false;
+        CHECK_CUDA(status);
+        CHECK_CUDA(cudaDeviceSynchronize());
+        CHECK_CUDA(cudaMemcpy(out.data(), d_c, c_bytes, cudaMemcpyDeviceToHost));
+        return true;
+    };
+
+    for (int shape = 0; shape < shapes; shape++)
+        for (int splits = 2; splits <= 8; splits += splits < 4 ? 1 : 4) {
+            char what[160];
+            snprintf(what, sizeof what, "%s, %lldx%lldx%lld %c%c, pad %lld, %d slices",
+                     tb_multistage_shape_name(shape), (long long)c.m, (long long)c.n, (long long)c.k,
+                     c.trans_a ? 'T' : 'N', c.trans_b ? 'T' : 'N', (long long)c.pad, splits);
+            if (!run(shape, splits, 1, 0.0f, got)) {
+                printf("%s: no cluster launch for this shape, skipped\n", what);
+                continue;
+            }
+            run(shape, splits, 0, 0.0f, pass);
+            int64_t differ = 0;
+            for (int64_t j = 0; j < c.n; j++)
+                differ += memcmp(&got[j * ldc], &pass[j * ldc], c.m * sizeof(float)) != 0;
+            if (differ && failures++ < 20)
+                printf("FAIL: %s, beta 0: %lld columns differ from the second pass\n", what, (long long)differ);
+            /* beta != 0: alpha op(A) op(B) + beta C within (k + 2) eps of |alpha| |op(A)| |op(B)| + |beta C|. */
+            const float beta = -0.75f;
+            for (int clusters = 0; clusters <= 1; clusters++) {
+                run(shape, splits, clusters, beta, got);
+                int64_t bad = 0;
+                for (int64_t j = 0; j < c.n; j++)
+                    for (int64_t i = 0; i < c.m; i++) {
+                        const double want = 1.5 * exact[i + j * c.m] + beta * (double)c0[i + j * ldc];
+                        const double bound = (double)(c.k + 2) * 0x1p-24 *
+                                             (1.5 * magnitude[i + j * c.m] + fabs(beta * (double)c0[i + j * ldc]));
+                        bad += !(fabs((double)got[i + j * ldc] - want) <= bound);
+                    }
+                if (bad && failures++ < 20)
+                    printf("FAIL: %s, beta %g, %s: %lld elements off the reference\n", what, beta,
+                           clusters ? "clusters" : "second pass", (long long)bad);
+            }
+        }
+    cudaFree(d_a);
+    cudaFree(d_b);
+    cudaFree(d_c);
+    cudaFree(d_work);
+}
+
+int main(int argc, char **argv)
+{
+    int devices = 0, major = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0 ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) {
+        printf("no usable GPU: skipped\n");
+        return 77;
+    }
+    if (major < 9) {
+        printf("compute capability %d.x has no thread block clusters: skipped\n", major);
+        return 77;
+    }
+    const int shapes = tb_multistage_shape_count();
+    for (int shape = 0; shape < shapes; shape++) {
+        printf("%s: clusters resident at once, by slices 2..8:", tb_multistage_shape_name(shape));
+        for (int splits = 2; splits <= 8; splits++)
+            printf(" %d", tb_multistage_shape_cluster_capacity(shape, splits));
+        printf("\n");
+    }
+    /* The first is small enough for racecheck: one tile of the large shapes, unaligned, and with 8 slices
+     * of whole k-slices of 32 its last slices empty. */
+    const Case cases[] = {
+        {130, 70, 263, 0, 1, 1},   {256, 256, 2048, 0, 0, 0}, {300, 200, 1037, 1, 0, 1}, {256, 256, 2048, 1, 1, 0},
+        {300, 200, 1037, 0, 1, 0}, {129, 257, 771, 0, 0, 1},  {129, 257, 771, 1, 1, 0},
+    };
+    const int all = (int)(sizeof cases / sizeof cases[0]);
+    const int count = argc > 1 && atoi(argv[1]) > 0 && atoi(argv[1]) < all ? atoi(argv[1]) : all;
+    for (int i = 0; i < count; i++)
+        run_case(cases[i], shapes);
+    if (failures) {
+        printf("%d failures\n", failures);
+        return 1;
+    }
+    printf("cluster sums match the second pass: %d tile shapes, 2-8 slices, %d cases\n", shapes, count);
+    return 0;
+}
