@@ -426,7 +426,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
     }
 }
 
-/* How a launch covers C: whole tiles (with K in slices summed by a second pass), a stream-K tail, slices summed in clusters. */
+/* How a launch covers C: whole tiles (K in slices summed by a second pass), a stream-K tail,
+ * or slices summed in clusters. */
 enum class Cover { TILES, TAIL, CLUSTERS };
 
 /* Launches tile shape S for a transpose pair over C as `cover` says, in `splits` slices of K (1: no split). */
