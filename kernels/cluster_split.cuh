@@ -9,7 +9,9 @@
  * own shared memory (the ring of k-slices is free by then); after a cluster
  * barrier, block z sums every z-th float4 of the tile over all the blocks'
  * shared memory (distributed shared memory), in slice order as the pass does,
- * so that both give the same bits, and stores C.
+ * and stores C. With beta = 0 both give the same bits; with beta != 0 the
+ * 128-bit store rounds alpha * sum + beta * C as fmaf(beta, C, alpha * sum),
+ * the pass as fmaf(alpha, sum, beta * C).
  *
  * Nothing waits on a block outside the cluster, and the hardware starts a
  * cluster's blocks together, so any grid is correct; how many clusters are

@@ -436,13 +436,16 @@ struct Multistage {
     /* The ring, or in a cluster split the parked partial tile where that is larger. */
     static constexpr int CLUSTER_BYTES = std::max(smem_bytes<S>(), cluster_partial_bytes<S>());
 
-    /* Above 48 KB of dynamic shared memory a kernel has to opt in. */
+    /*
+     * Above 48 KB of dynamic shared memory a kernel has to opt in, for what the
+     * launch uses: CLUSTER_BYTES only in clusters, since it can pass what a block
+     * may have where the ring fits (sm_86/89/120: 99 KB, 128 KB parked).
+     */
     template <typename Kernel>
-    static cudaError_t allow_smem(Kernel kernel)
+    static cudaError_t allow_smem(Kernel kernel, int bytes)
     {
-        return CLUSTER_BYTES <= 48 * 1024
-                   ? cudaSuccess
-                   : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, CLUSTER_BYTES);
+        return bytes <= 48 * 1024 ? cudaSuccess
+                                  : cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
     }
 
     /* A launch of `grid` whose blocks along z form one cluster: the slices of K of one tile. */
@@ -468,7 +471,7 @@ struct Multistage {
         constexpr int bytes = smem_bytes<S>();
         const auto kernel = sgemm_multistage<S, TA, TB, VEC>;
         const StreamKTail no_tail = {};
-        cudaError_t status = allow_smem(kernel);
+        cudaError_t status = allow_smem(kernel, cover == Cover::CLUSTERS ? CLUSTER_BYTES : bytes);
         if (status != cudaSuccess)
             return status;
         if (cover == Cover::CLUSTERS) {
@@ -527,23 +530,31 @@ struct Multistage {
     };
 
     /*
-     * Clusters of `splits` blocks the GPU holds at once (0: none, or before
-     * sm_90), for the plan; the row-major NN kernel stands for all four, as
-     * they share the block size, shared memory and MIN_BLOCKS. Asked once per
-     * count of slices: the answer depends on the GPU alone.
+     * Clusters of `splits` blocks the GPU holds at once (0: none), for the plan.
+     * None where the kernel was not compiled for sm_90 or newer, whatever the
+     * GPU: PTX of an older architecture, JIT-compiled, has no cluster code and
+     * would leave its partials in a workspace the plan did not provide. The
+     * row-major NN kernel stands for all four: they share the block size, shared
+     * memory and MIN_BLOCKS. Asked once per count of slices (one device per
+     * process); a failed query is cleared, so that no later launch reports it.
      */
     static int cluster_capacity(int splits)
     {
         static int capacity[CLUSTER_SPLIT_MAX + 1]; /* 0: not asked yet; -1: none */
-        if (splits < 2 || splits > CLUSTER_SPLIT_MAX || device_attribute<cudaDevAttrComputeCapabilityMajor>(0) < 9)
+        if (splits < 2 || splits > CLUSTER_SPLIT_MAX || CLUSTER_BYTES > max_block_smem() ||
+            device_attribute<cudaDevAttrComputeCapabilityMajor>(0) < 9)
             return 0;
         if (!capacity[splits]) {
             const auto kernel = sgemm_multistage<S, false, false, true>;
+            cudaFuncAttributes compiled;
             cudaLaunchAttribute cluster;
             const cudaLaunchConfig_t config = cluster_config(dim3(1, 1, splits), 0, &cluster);
             int clusters = 0;
-            const bool ok = allow_smem(kernel) == cudaSuccess &&
+            const bool ok = cudaFuncGetAttributes(&compiled, kernel) == cudaSuccess && compiled.ptxVersion >= 90 &&
+                            allow_smem(kernel, CLUSTER_BYTES) == cudaSuccess &&
                             cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess;
+            if (!ok)
+                cudaGetLastError();
             capacity[splits] = ok && clusters > 0 ? clusters : -1;
         }
         return capacity[splits] > 0 ? capacity[splits] : 0;
