@@ -259,10 +259,11 @@ static inline int along_k(const tb_gemm_args *args)
  * schedulers short of warps (occupancy_share), plus FILL_STEPS k-steps per
  * block for the ring's fill and drain (about the rings' depth; 1024^3 in
  * slices of 16 steps ran 25% over its flops' time), and at least
- * MIN_FILL_SECONDS: the latency of the first loads and the last stores, which
- * the 8-deep tiles' four k-steps (3 us for 128x128x8) fell short of (768^3
- * and 1000^3 ran 5-8 us over their plans, 1000x1000x2000 took 128x128x8 in
- * two slices, 3-14% slower than the 256x128x16 plan). Charged as whole waves,
+ * MIN_FILL_SECONDS in all (later blocks fill while others compute): the
+ * latency of the first loads and the last stores, which the 8-deep tiles'
+ * four k-steps (3 us for 128x128x8) fell short of (768^3 and 1000^3 ran
+ * 5-8 us over their plans, 1000x1000x2000 took 128x128x8 in two slices,
+ * 3-14% slower than the 256x128x16 plan). Charged as whole waves,
  * a grid of two 64x64 blocks per SM at 1000^3 was predicted at 120 us and
  * ran in 64.5, so the plan split it, for 69. Where C fills less than one
  * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
