@@ -14,6 +14,8 @@
  * finished panels out, and the host copies panel p-3 of C from pinned staging
  * into the caller's C. Four staging slots keep all of these in flight at once,
  * so the host copies, the one resource every byte passes through, never wait.
+ * Panels' kernels go to two streams in turn, so that the next one starts on
+ * the SMs that the last wave of the one before leaves idle.
  * The last panel comes as two halves, so that what is left to go out after
  * the last kernel is half as large. Operands in pinned memory skip the host
  * copies (C on the way out only when beta == 0, see tb_pipeline_sgemm).
@@ -36,6 +38,8 @@
 #include "kernels.h"
 
 #define SLOTS 4
+/* Streams the kernels take in turn; each has its own scratch, since their kernels may run at once. */
+#define COMPUTE_STREAMS 2
 /* Panels narrower than this starve the kernel; fewer than this many leave nothing to overlap. */
 #define MIN_PANEL 128
 #define TARGET_PANELS 8
@@ -50,7 +54,7 @@
 #define MIN_SLOT_FLOATS (2 << 20)
 
 typedef struct {
-    cudaStream_t h2d, compute, d2h;
+    cudaStream_t h2d, compute[COMPUTE_STREAMS], d2h;
     cudaEvent_t staged[SLOTS];   /* the slot's pinned input has been copied to the device */
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
@@ -59,13 +63,22 @@ typedef struct {
 
 static pipeline pipe_state;
 
+_Static_assert(SLOTS % COMPUTE_STREAMS == 0, "a slot's kernels keep to one stream, in order");
+
+static int compute_index(int s)
+{
+    return s % COMPUTE_STREAMS;
+}
+
 static cudaError_t create_resources(pipeline *p)
 {
     cudaError_t status;
     if ((status = cudaStreamCreateWithFlags(&p->h2d, cudaStreamNonBlocking)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&p->compute, cudaStreamNonBlocking)) != cudaSuccess ||
         (status = cudaStreamCreateWithFlags(&p->d2h, cudaStreamNonBlocking)) != cudaSuccess)
         return status;
+    for (int c = 0; c < COMPUTE_STREAMS; c++)
+        if ((status = cudaStreamCreateWithFlags(&p->compute[c], cudaStreamNonBlocking)) != cudaSuccess)
+            return status;
     for (int s = 0; s < SLOTS; s++)
         if ((status = cudaEventCreateWithFlags(&p->staged[s], cudaEventDisableTiming)) != cudaSuccess ||
             (status = cudaEventCreateWithFlags(&p->computed[s], cudaEventDisableTiming)) != cudaSuccess ||
@@ -224,11 +237,16 @@ static cudaError_t dma_block(run_state *r, float *dst, int64_t dst_ld, const flo
     return status;
 }
 
-/* After the DMAs out of slot s's staging: it is free again once they are done, and the kernels wait for them. */
+/*
+ * After the DMAs out of slot s's staging: it is free again once they are done,
+ * and the kernels wait for them (a piece feeds the kernels of every stream).
+ */
 static cudaError_t mark_staged(pipeline *p, int s)
 {
     cudaError_t status = cudaEventRecord(p->staged[s], p->h2d);
-    return status != cudaSuccess ? status : cudaStreamWaitEvent(p->compute, p->staged[s], 0);
+    for (int c = 0; c < COMPUTE_STREAMS && status == cudaSuccess; c++)
+        status = cudaStreamWaitEvent(p->compute[c], p->staged[s], 0);
+    return status;
 }
 
 /*
@@ -284,12 +302,15 @@ static cudaError_t launch(run_state *r, int64_t q, int64_t k0, int64_t depth, fl
     args.a = r->a_dev + (r->call->trans_a ? k0 : k0 * r->call->m);
     args.b = r->b_dev[s] + k0 * args.n;
     args.c = r->c_dev[s];
-    cudaError_t status = cudaStreamWaitEvent(p->compute, p->drained[s], 0);
+    if (args.workspace)
+        args.workspace += compute_index(s) * args.workspace_floats;
+    cudaStream_t compute = p->compute[compute_index(s)];
+    cudaError_t status = cudaStreamWaitEvent(compute, p->drained[s], 0);
     if (status != cudaSuccess)
         return status;
-    const int traced = tb_trace_gpu_begin(p->compute, "kernel panel", q);
-    status = tb_kernel_launch(r->kernel, &args, p->compute);
-    tb_trace_gpu_end(traced, p->compute);
+    const int traced = tb_trace_gpu_begin(compute, "kernel panel", q);
+    status = tb_kernel_launch(r->kernel, &args, compute);
+    tb_trace_gpu_end(traced, compute);
     return status;
 }
 
@@ -304,7 +325,7 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     cudaError_t status;
     /* The pinned output was emptied by finish_panel(q - SLOTS), which ran before this. */
     const int64_t m = r->call->m, cols = panel_cols(&r->panels, q);
-    if ((status = cudaEventRecord(p->computed[s], p->compute)) != cudaSuccess ||
+    if ((status = cudaEventRecord(p->computed[s], p->compute[compute_index(s)])) != cudaSuccess ||
         (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess)
         return status;
     const int traced = tb_trace_gpu_begin(p->d2h, "DMA out C panel", q);
@@ -500,11 +521,11 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     enter_block(&r, &first_block);
     const int64_t needed = device_floats(call, rows, width);
     int64_t scratch = largest_scratch(&r);
-    if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + scratch)))
+    if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + COMPUTE_STREAMS * scratch)))
         scratch = 0;
     if (!tb_gpu_device_fits((size_t)needed))
         return cudaErrorMemoryAllocation;
-    if ((status = tb_gpu_workspace((size_t)(needed + scratch), &device)) != cudaSuccess)
+    if ((status = tb_gpu_workspace((size_t)(needed + COMPUTE_STREAMS * scratch), &device)) != cudaSuccess)
         return status;
     r.a_dev = device;
     for (int s = 0; s < SLOTS; s++) {
@@ -525,7 +546,8 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     }
     if (status != cudaSuccess) { /* nothing may still use the staging when the caller moves on */
         cudaStreamSynchronize(p->h2d);
-        cudaStreamSynchronize(p->compute);
+        for (int c = 0; c < COMPUTE_STREAMS; c++)
+            cudaStreamSynchronize(p->compute[c]);
         cudaStreamSynchronize(p->d2h);
     }
     tb_trace_pipeline_end();
