@@ -17,8 +17,10 @@
  * Panels' kernels go to two streams in turn, so that the next one starts on
  * the SMs that the last wave of the one before leaves idle.
  * The last panel comes as two halves, so that what is left to go out after
- * the last kernel is half as large. Operands in pinned memory skip the host
- * copies (C on the way out only when beta == 0, see tb_pipeline_sgemm).
+ * the last kernel is half as large, and that half comes back in parts, each
+ * copied into C while the next is on the bus. Operands in pinned memory skip
+ * the host copies (C on the way out only when beta == 0, see
+ * tb_pipeline_sgemm).
  *
  * The kernels compute alpha*op(A)*op(B) alone; beta*C is added by the host as
  * it copies each panel out. C then never crosses the bus inward, which saves
@@ -49,6 +51,8 @@
 #define DEPTH_ALIGN 128
 /* The first slice of K is this fraction of the largest: the GPU starts as soon as it lands. */
 #define FIRST_PIECE_SHARE 4
+/* The last panel comes back in parts, each copied into the caller's C as soon as it lands. */
+#define LAST_PANEL_PARTS 4
 /* Pinned floats a slot holds at least (budget allowing), so that small calls come in few pieces:
  * each piece costs two host copy jobs and a DMA per first panel, tens of microseconds. */
 #define MIN_SLOT_FLOATS (2 << 20)
@@ -58,6 +62,7 @@ typedef struct {
     cudaEvent_t staged[SLOTS];   /* the slot's pinned input has been copied to the device */
     cudaEvent_t computed[SLOTS]; /* the slot's kernel has finished */
     cudaEvent_t drained[SLOTS];  /* the slot's C panel is back in pinned memory */
+    cudaEvent_t part_drained[LAST_PANEL_PARTS]; /* a part of the last panel is */
     int ready;
 } pipeline;
 
@@ -83,6 +88,9 @@ static cudaError_t create_resources(pipeline *p)
         if ((status = cudaEventCreateWithFlags(&p->staged[s], cudaEventDisableTiming)) != cudaSuccess ||
             (status = cudaEventCreateWithFlags(&p->computed[s], cudaEventDisableTiming)) != cudaSuccess ||
             (status = cudaEventCreateWithFlags(&p->drained[s], cudaEventDisableTiming)) != cudaSuccess)
+            return status;
+    for (int part = 0; part < LAST_PANEL_PARTS; part++)
+        if ((status = cudaEventCreateWithFlags(&p->part_drained[part], cudaEventDisableTiming)) != cudaSuccess)
             return status;
     p->ready = 1;
     return cudaSuccess;
@@ -314,6 +322,19 @@ static cudaError_t launch(run_state *r, int64_t q, int64_t k0, int64_t depth, fl
     return status;
 }
 
+/* Parts panel q comes back in: the last panel's host copy out overlaps its own DMA. */
+static int64_t out_parts(const run_state *r, int64_t q)
+{
+    const int64_t cols = panel_cols(&r->panels, q);
+    return q == r->panels.count - 1 && !r->direct_out ? (cols < LAST_PANEL_PARTS ? cols : LAST_PANEL_PARTS) : 1;
+}
+
+/* The first of `cols` columns in part `part` of `parts`, or cols for part == parts. */
+static int64_t part_start(int64_t cols, int64_t part, int64_t parts)
+{
+    return cols * part / parts;
+}
+
 /*
  * Panel q's C from the device into its slot's pinned output (which, for the
  * first panels, staged pieces: their DMAs precede this on the GPU).
@@ -329,10 +350,16 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
         (status = cudaStreamWaitEvent(p->d2h, p->computed[s], 0)) != cudaSuccess)
         return status;
     const int traced = tb_trace_gpu_begin(p->d2h, "DMA out C panel", q);
-    status = r->direct_out ? tb_gpu_copy_block(r->call->c + panel_start(&r->panels, q) * r->call->ldc,
-                                               r->call->ldc, r->c_dev[s], m, m, cols, cudaMemcpyDeviceToHost, p->d2h)
-                           : cudaMemcpyAsync(r->c_out_pin[s], r->c_dev[s], (size_t)(m * cols) * sizeof(float),
-                                             cudaMemcpyDeviceToHost, p->d2h);
+    if (r->direct_out)
+        status = tb_gpu_copy_block(r->call->c + panel_start(&r->panels, q) * r->call->ldc, r->call->ldc, r->c_dev[s],
+                                   m, m, cols, cudaMemcpyDeviceToHost, p->d2h);
+    for (int64_t part = 0, parts = out_parts(r, q); part < parts && !r->direct_out && status == cudaSuccess; part++) {
+        const int64_t j0 = part_start(cols, part, parts), j1 = part_start(cols, part + 1, parts);
+        status = cudaMemcpyAsync(r->c_out_pin[s] + j0 * m, r->c_dev[s] + j0 * m, (size_t)(m * (j1 - j0)) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, p->d2h);
+        if (status == cudaSuccess && parts > 1)
+            status = cudaEventRecord(p->part_drained[part], p->d2h);
+    }
     tb_trace_gpu_end(traced, p->d2h);
     return status != cudaSuccess ? status : cudaEventRecord(p->drained[s], p->d2h);
 }
@@ -346,20 +373,24 @@ static cudaError_t finish_panel(run_state *r, int64_t q)
 {
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
-    const int64_t cols = panel_cols(&r->panels, q);
-    float *c = call->c + panel_start(&r->panels, q) * call->ldc;
-    double begin = tb_trace_host_begin();
-    cudaError_t status = cudaEventSynchronize(r->p->drained[s]);
-    tb_trace_host_end(begin, "wait C panel", q);
-    if (status != cudaSuccess || r->direct_out)
-        return status;
-    begin = tb_trace_host_begin();
-    if (call->beta == 0.0f)
-        tb_host_copy(c, call->ldc, r->c_out_pin[s], call->m, call->m, cols);
-    else
-        tb_host_combine(c, call->ldc, r->c_out_pin[s], call->m, call->m, cols, call->beta);
-    tb_trace_host_end(begin, "copy out C panel", q);
-    return status;
+    const int64_t m = call->m, cols = panel_cols(&r->panels, q), parts = out_parts(r, q);
+    for (int64_t part = 0; part < parts; part++) {
+        double begin = tb_trace_host_begin();
+        const cudaError_t status = cudaEventSynchronize(parts > 1 ? r->p->part_drained[part] : r->p->drained[s]);
+        tb_trace_host_end(begin, "wait C panel", q);
+        if (status != cudaSuccess || r->direct_out)
+            return status;
+        const int64_t j0 = part_start(cols, part, parts), j1 = part_start(cols, part + 1, parts);
+        float *c = call->c + (panel_start(&r->panels, q) + j0) * call->ldc;
+        const float *out = r->c_out_pin[s] + j0 * m;
+        begin = tb_trace_host_begin();
+        if (call->beta == 0.0f)
+            tb_host_copy(c, call->ldc, out, m, m, j1 - j0);
+        else
+            tb_host_combine(c, call->ldc, out, m, m, j1 - j0, call->beta);
+        tb_trace_host_end(begin, "copy out C panel", q);
+    }
+    return cudaSuccess;
 }
 
 /*
