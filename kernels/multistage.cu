@@ -43,14 +43,17 @@
 namespace {
 
 /*
- * A block tile (tile_common.cuh) with the depth of its ring of k-slices, and
+ * A block tile (tile_common.cuh) with the depth of its ring of k-slices,
  * whether the transposing copies of a slice are spread over the k-steps of the
- * one before (see AsyncTileLoader::load_part) rather than issued at once.
+ * one before (see AsyncTileLoader::load_part) rather than issued at once, and
+ * the storages (bit along_k(), as the rates are indexed) in which its FMAs go
+ * in zig-zag order (outer_product_loading_next).
  */
-template <int BM, int BN, int BK, int WM, int WN, int STAGES_, int MIN_BLOCKS, bool SPREAD_>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES_, int MIN_BLOCKS, bool SPREAD_, unsigned ZIGZAG_>
 struct StagedShape : TileShape<BM, BN, BK, WM, WN, MIN_BLOCKS> {
     static constexpr int STAGES = STAGES_;
     static constexpr bool SPREAD = SPREAD_;
+    static constexpr unsigned ZIGZAG = ZIGZAG_;
     /* Stage t+STAGES-1 is refilled while stage t+1 is already being read. */
     static_assert(STAGES >= 3, "the ring needs a stage being read, one ready and one filling");
     static_assert(BK % 8 == 0, "k-contiguous copies move k in groups of eight");
@@ -277,6 +280,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
 {
     constexpr int BM = S::BM, BN = S::BN, BK = S::BK, STAGES = S::STAGES;
     constexpr int A_PITCH = BM + PAD, B_PITCH = BN + PAD;
+    constexpr bool zigzag = (S::ZIGZAG >> along_k(TA, TB)) & 1;
     extern __shared__ float4 smem4[];
     float *const As = reinterpret_cast<float *>(smem4); /* [STAGES][BK][A_PITCH] */
     float *const Bs = As + STAGES * BK * A_PITCH;       /* [STAGES][BK][B_PITCH] */
@@ -394,8 +398,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
                 }
                 if (!spread)
                     refill_part(kk);
-                outer_product_loading_next<S>(acc, a[kk % 2], a[(kk + 1) % 2], b, has_next,
-                                              As + next_row * A_PITCH + row, Bs + next_row * B_PITCH + col);
+                outer_product_loading_next<S, zigzag>(acc, a[kk % 2], a[(kk + 1) % 2], b, has_next,
+                                                      As + next_row * A_PITCH + row, Bs + next_row * B_PITCH + col);
             }
         }
         /* Only empty groups can remain; drain them so no copy outlives the block. */
@@ -578,7 +582,11 @@ struct Multistage {
  * take 150 KB, more than sm_86/sm_89 allow a block, where the plan leaves them
  * out. The rates are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
- * 0: not measured there, never chosen.
+ * 0: not measured there, never chosen. The FMAs go in zig-zag order in the
+ * storages where that order ran faster in --tune at both sizes (session 15:
+ * 1.5-4.7% with one operand along k for the 8x16 tiles and 128x64x8's B,
+ * 1.7-2.6% with neither for 128x128x8 and 64x64x8; elsewhere it was even or
+ * up to 13% slower); their rates are the old ones times what it gained.
  */
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,
@@ -593,16 +601,19 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
             Multistage<S>::cluster_capacity};
 }
 
+/* Storages (bits by along_k()) in which a shape's FMAs go in zig-zag order. */
+constexpr unsigned NEITHER = 1u << 0, B_ONLY = 1u << 1, B_OR_A = 1u << 1 | 1u << 2;
+
 const ShapeEntry shapes[] = {
     /* Unaligned, its 4-byte copies (32 per thread per slice) ran 4097x4095x4099 at 0.81 of cuBLAS. */
-    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true>>("256x128x32", 47.7, 50.4, 47.6, 44.5, true),
-    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true>>("256x128x16", 47.5, 49.1, 45.5, 42.7),
-    /* Measured with A along k only (row TT): 51.0 against 48.9 for 128x256x16. */
-    entry<StagedShape<128, 256, 32, 64, 64, 3, 1, true>>("128x256x32", 0.0, 47.3, 51.0, 0.0, true),
-    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true>>("128x256x16", 48.3, 45.9, 48.9, 42.7),
-    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false>>("128x128x8", 46.4, 45.0, 44.9, 42.2),
-    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false>>("128x64x8", 44.6, 42.8, 34.9, 31.2),
-    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false>>("64x64x8", 41.7, 36.0, 36.2, 29.5),
+    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true, B_OR_A>>("256x128x32", 47.7, 51.9, 48.3, 44.5, true),
+    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true, B_OR_A>>("256x128x16", 47.5, 50.5, 46.1, 42.7),
+    /* Measured with A along k only (row TT): 51.0 against 48.9 for 128x256x16 (session 6). */
+    entry<StagedShape<128, 256, 32, 64, 64, 3, 1, true, B_OR_A>>("128x256x32", 0.0, 48.1, 51.4, 0.0, true),
+    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true, B_OR_A>>("128x256x16", 48.3, 47.4, 49.7, 42.7),
+    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false, NEITHER>>("128x128x8", 47.2, 45.0, 44.9, 42.2),
+    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false, B_ONLY>>("128x64x8", 44.6, 44.8, 34.9, 31.2),
+    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false, NEITHER>>("64x64x8", 42.8, 36.0, 36.2, 29.5),
 };
 } // namespace
 

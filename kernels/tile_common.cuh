@@ -85,8 +85,15 @@ __device__ __forceinline__ void outer_product(float (&acc)[S::TM][S::TN], const 
  * are issued. Loaded whole after the FMAs, ptxas issued all six float4 reads
  * of a k-step back to back, which stalled the FMA stream behind them; spread
  * this way, the 256x128 tiles ran 2-4% faster on the H100 and the 128x256 one 7%.
+ *
+ * ZIGZAG: odd rows take the group's columns backwards, so that consecutive
+ * FMAs share an operand at every turn as well (b[j] there, a[i] along a row).
+ * ptxas then marks 0.84 operand reads per FMA of the 8x16 tiles to come from
+ * the reuse cache instead of 0.74, and register file reads cost energy: at
+ * the H100's power cap those tiles run 1.5-3% faster with one operand stored
+ * along k. Other tiles and storages gain less or lose (see multistage.cu).
  */
-template <typename S>
+template <typename S, bool ZIGZAG>
 __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S::TN], const float (&a)[S::TM],
                                                            float (&a_next)[S::TM], float (&b)[S::TN],
                                                            bool has_next, const float *a_row, const float *b_row)
@@ -96,8 +103,10 @@ __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S
 #pragma unroll
         for (int i = 0; i < S::TM; i++)
 #pragma unroll
-            for (int j = 4 * g; j < 4 * g + 4; j++)
+            for (int t = 0; t < 4; t++) {
+                const int j = 4 * g + (ZIGZAG && i % 2 ? 3 - t : t);
                 acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
         if (!has_next)
             continue;
         load4(&b[4 * g], b_row + 16 * g);
@@ -244,9 +253,14 @@ static inline StreamKTail planned_tail(const ShapeEntry &shape, const tb_gemm_ar
  * loads those with 4-byte copies that transpose on the way (0: neither,
  * 1: B, 2: A, 3: both), which costs more the wider that operand's tile.
  */
+__host__ __device__ constexpr int along_k(bool trans_a, bool trans_b)
+{
+    return (trans_a ? 2 : 0) | (trans_b ? 0 : 1);
+}
+
 static inline int along_k(const tb_gemm_args *args)
 {
-    return (args->trans_a ? 2 : 0) | (args->trans_b ? 0 : 1);
+    return along_k(args->trans_a != 0, args->trans_b != 0);
 }
 
 /*
