@@ -584,9 +584,12 @@ struct Multistage {
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
  * 0: not measured there, never chosen. The FMAs go in zig-zag order in the
  * storages where that order ran faster in --tune at both sizes (session 15:
- * 1.5-4.7% with one operand along k for the 8x16 tiles and 128x64x8's B,
- * 1.7-2.6% with neither for 128x128x8 and 64x64x8; elsewhere it was even or
- * up to 13% slower); their rates are the old ones times what it gained.
+ * 1.5-3.4% with one operand along k for the 8x16 tiles, 4.7% with B along k
+ * for 128x64x8, 1.6-2.9% with neither for 128x128x8 and 64x64x8; elsewhere
+ * it was even or up to 13% slower). The 8x16 tiles' rates there are the old
+ * ones times what it gained. The smaller tiles keep theirs: where they
+ * compete (1000^3, 1024^3), 128x64x8's raised rate won it plans with K in
+ * three slices that ran 25% slower than 128x128x8's in two.
  */
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,
@@ -611,9 +614,9 @@ const ShapeEntry shapes[] = {
     /* Measured with A along k only (row TT): 51.0 against 48.9 for 128x256x16 (session 6). */
     entry<StagedShape<128, 256, 32, 64, 64, 3, 1, true, B_OR_A>>("128x256x32", 0.0, 48.1, 51.4, 0.0, true),
     entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true, B_OR_A>>("128x256x16", 48.3, 47.4, 49.7, 42.7),
-    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false, NEITHER>>("128x128x8", 47.2, 45.0, 44.9, 42.2),
-    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false, B_ONLY>>("128x64x8", 44.6, 44.8, 34.9, 31.2),
-    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false, NEITHER>>("64x64x8", 42.8, 36.0, 36.2, 29.5),
+    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false, NEITHER>>("128x128x8", 46.4, 45.0, 44.9, 42.2),
+    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false, B_ONLY>>("128x64x8", 44.6, 42.8, 34.9, 31.2),
+    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false, NEITHER>>("64x64x8", 41.7, 36.0, 36.2, 29.5),
 };
 } // namespace
 
