@@ -14,6 +14,16 @@
  * TFLOP/s in all at 4096^3, 0.98 of row-major NN, against regtile's 42.3.
  * The plan prices regtile as it is against each operand re-stored plus its
  * pass, and takes the fastest: small calls keep regtile.
+ *
+ * No element of C sums more than MAX_CHAIN_K products in one chain: where
+ * the plan would (K longer than that and not split across blocks), the call
+ * runs as launches over consecutive slices of K, each after the first adding
+ * to C (beta = 1). Rounding error grows with the square root of a chain's
+ * length, so this holds it at a 4096-long sum's whatever K. cuBLAS splits K
+ * at some shapes: unbounded, our error at 4097x4095x4099 was 1.74 times its
+ * (1.15e-6 against 6.6e-7 relative), and equal at 4096^3 and 8192^3. In two
+ * chains it is 1.23 times cuBLAS's there and 0.69 times at 8192^3, for 7%
+ * and 1.4% more time on the H100 (C read back, each launch's fill and tail).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +33,9 @@
 /* transpose.cu on the H100 (4096^2 and 8192^2): bytes read and written per second, and the launch. */
 #define RESTORE_BYTES_PER_SECOND 2.4e12
 #define RESTORE_LAUNCH_SECONDS 5e-6
+#define MAX_CHAIN_K 4096
+/* Slices of K start on whole tiles' depth, which keeps the operands' 16-byte alignment. */
+#define CHAIN_ALIGN 128
 
 typedef enum { KEEP, RESTORE_A, RESTORE_B } restore_choice;
 
@@ -81,12 +94,45 @@ static best_plan plan(const tb_gemm_args *args)
     return best;
 }
 
+/* The longest chain of products the plan sums for one element of C (regtile's: all of K). */
+static int64_t planned_chain(const tb_gemm_args *args, const best_plan *p)
+{
+    if (p->restore != KEEP) {
+        const tb_gemm_args r = restored(args, p->restore, NULL);
+        return tb_multistage_planned_chain(&r);
+    }
+    return p->kernel == TB_KERNEL_MULTISTAGE ? tb_multistage_planned_chain(args) : args->k;
+}
+
+/* Depth of each slice of K but the last (which takes the rest): K itself when it needs no slicing. */
+static int64_t chain_depth(const tb_gemm_args *args)
+{
+    const best_plan p = plan(args);
+    const int64_t k = args->k, chains = (planned_chain(args, &p) + MAX_CHAIN_K - 1) / MAX_CHAIN_K;
+    if (chains <= 1)
+        return k;
+    const int64_t depth = (k + chains - 1) / chains;
+    return (depth + CHAIN_ALIGN - 1) / CHAIN_ALIGN * CHAIN_ALIGN;
+}
+
+/* The call over K's slice k0 .. k0+depth-1: the first sets C, the others add to it. */
+static tb_gemm_args chain(const tb_gemm_args *args, int64_t k0, int64_t depth)
+{
+    tb_gemm_args c = *args;
+    c.k = depth;
+    c.a += args->trans_a ? k0 : k0 * args->lda;
+    c.b += args->trans_b ? k0 * args->ldb : k0;
+    if (k0 > 0)
+        c.beta = 1.0f;
+    return c;
+}
+
 /*
- * Re-stores the planned operand at the start of the workspace and runs
- * multistage with the rest of it; without room for the operand, regtile runs
- * on the call as it is (slower, still right).
+ * One slice of K: re-stores the planned operand at the start of the workspace
+ * and runs multistage with the rest of it; without room for the operand,
+ * regtile runs on the call as it is (slower, still right).
  */
-cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
+static cudaError_t launch_chain(const tb_gemm_args *args, cudaStream_t stream)
 {
     const best_plan p = plan(args);
     if (p.restore == KEEP || !args->workspace || args->workspace_floats < p.restore_floats)
@@ -101,7 +147,20 @@ cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
     return status != cudaSuccess ? status : tb_launch_multistage(&r, stream);
 }
 
-int64_t tb_best_workspace_floats(const tb_gemm_args *args)
+cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
+{
+    const int64_t depth = chain_depth(args);
+    if (depth >= args->k) /* K = 0 included: C only scaled */
+        return launch_chain(args, stream);
+    cudaError_t status = cudaSuccess;
+    for (int64_t k0 = 0; k0 < args->k && status == cudaSuccess; k0 += depth) {
+        const tb_gemm_args c = chain(args, k0, args->k - k0 < depth ? args->k - k0 : depth);
+        status = launch_chain(&c, stream);
+    }
+    return status;
+}
+
+static int64_t chain_workspace_floats(const tb_gemm_args *args)
 {
     const best_plan p = plan(args);
     if (p.restore == KEEP)
@@ -110,14 +169,38 @@ int64_t tb_best_workspace_floats(const tb_gemm_args *args)
     return p.restore_floats + tb_multistage_workspace_floats(&r);
 }
 
-/* The rung that runs, on what, and its plan: "A re-stored, multistage 256x128x32", ... */
+/* The most any slice of K asks for: the slices are all as deep but the last. */
+int64_t tb_best_workspace_floats(const tb_gemm_args *args)
+{
+    const int64_t depth = chain_depth(args);
+    tb_gemm_args slice = *args; /* pointers are not needed (they may be placeholders) */
+    slice.k = depth;
+    const int64_t deepest = chain_workspace_floats(&slice);
+    if (depth >= args->k)
+        return deepest;
+    slice.k = args->k - (args->k - 1) / depth * depth;
+    const int64_t rest = chain_workspace_floats(&slice);
+    return deepest > rest ? deepest : rest;
+}
+
+/*
+ * The rung that runs, on what, and its plan (of the first slice of K when
+ * there are several): "A re-stored, multistage 256x128x32", "K in 2 chains,
+ * multistage ...".
+ */
 void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
-    const best_plan p = plan(args);
+    const int64_t depth = chain_depth(args), chains = depth > 0 ? (args->k + depth - 1) / depth : 1;
+    tb_gemm_args slice = *args;
+    slice.k = depth;
+    const best_plan p = plan(&slice);
     const tb_kernel_id kernel = p.restore == KEEP ? p.kernel : TB_KERNEL_MULTISTAGE;
-    const tb_gemm_args r = p.restore == KEEP ? *args : restored(args, p.restore, NULL);
+    const tb_gemm_args r = p.restore == KEEP ? slice : restored(&slice, p.restore, NULL);
     const char *restore = p.restore == KEEP ? "" : p.restore == RESTORE_A ? "A re-stored, " : "B re-stored, ";
-    const int used = snprintf(text, size, "%s%s ", restore, tb_kernel_name(kernel));
+    char chained[48] = "";
+    if (chains > 1)
+        snprintf(chained, sizeof chained, "K in %lld chains, ", (long long)chains);
+    const int used = snprintf(text, size, "%s%s%s ", chained, restore, tb_kernel_name(kernel));
     if (used >= 0 && (size_t)used < size)
         tb_kernel_describe_plan(kernel, &r, text + used, size - (size_t)used);
 }

@@ -667,6 +667,11 @@ extern "C" double tb_multistage_predicted_seconds(const tb_gemm_args *args)
     return planned_seconds(shapes, args);
 }
 
+extern "C" int64_t tb_multistage_planned_chain(const tb_gemm_args *args)
+{
+    return planned_chain(shapes, args);
+}
+
 extern "C" void tb_multistage_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
     describe_plan(shapes, args, text, size);

@@ -510,6 +510,16 @@ double planned_seconds(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     return args->m <= 0 || args->n <= 0 ? 0.0 : fastest_plan(shapes, args).seconds;
 }
 
+/* The most products one element of C sums in one chain under the plan: K over its slices (best.c bounds it). */
+template <int N>
+int64_t planned_chain(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
+{
+    if (args->m <= 0 || args->n <= 0)
+        return 0;
+    const Plan plan = fastest_plan(shapes, args);
+    return plan.tail ? args->k : (args->k + plan.splits - 1) / plan.splits;
+}
+
 /* The plan in words: the tile shape, then its slices of K or its stream-K tail. */
 template <int N>
 void describe_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args, char *text, size_t size)

@@ -39,6 +39,8 @@ static const shape grid_shapes[] = {
     {300, 66, 9, 0}, {2, 129, 3, 0},
     /* C too small to fill the GPU, K long: split-K, the last slice ragged */
     {100, 70, 3000, 2}, {33, 129, 2049, 2},
+    /* K past 4096: the default kernel sums it in chains of slices (3072, 3072, 2856), each adding to C */
+    {70, 45, 9000, 2},
     /* pipelined: five panels of 256 columns, the last one in halves; K in two slices */
     {67, 1280, 600, 1},
     /* pipelined with K and M tiny: one slice of the first panels outgrows a slot's panels */
