@@ -16,9 +16,10 @@
  * pass, and takes the fastest: small calls keep regtile.
  *
  * No element of C sums more than MAX_CHAIN_K products in one chain: where
- * the plan would (K longer than that and not split across blocks), the call
- * runs as launches over consecutive slices of K, each after the first adding
- * to C (beta = 1). Rounding error grows with the square root of a chain's
+ * the plan would (K longer than that and not split across blocks enough), the
+ * call runs as launches over consecutive slices of K, as few as keep every
+ * slice's own plan within the bound, each after the first adding to C
+ * (beta = 1). Rounding error grows with the square root of a chain's
  * length, so this holds it at a 4096-long sum's whatever K. cuBLAS splits K
  * at some shapes: unbounded, our error at 4097x4095x4099 was 1.74 times its
  * (1.15e-6 against 6.6e-7 relative), and equal at 4096^3 and 8192^3. In two
@@ -94,25 +95,50 @@ static best_plan plan(const tb_gemm_args *args)
     return best;
 }
 
-/* The longest chain of products the plan sums for one element of C (regtile's: all of K). */
-static int64_t planned_chain(const tb_gemm_args *args, const best_plan *p)
-{
-    if (p->restore != KEEP) {
-        const tb_gemm_args r = restored(args, p->restore, NULL);
-        return tb_multistage_planned_chain(&r);
-    }
-    return p->kernel == TB_KERNEL_MULTISTAGE ? tb_multistage_planned_chain(args) : args->k;
-}
-
-/* Depth of each slice of K but the last (which takes the rest): K itself when it needs no slicing. */
-static int64_t chain_depth(const tb_gemm_args *args)
+/* The longest chain of products the plan sums for one element of C. */
+static int64_t planned_chain(const tb_gemm_args *args)
 {
     const best_plan p = plan(args);
-    const int64_t k = args->k, chains = (planned_chain(args, &p) + MAX_CHAIN_K - 1) / MAX_CHAIN_K;
+    if (p.restore == KEEP)
+        return p.kernel == TB_KERNEL_MULTISTAGE ? tb_multistage_planned_chain(args) : tb_regtile_planned_chain(args);
+    const tb_gemm_args r = restored(args, p.restore, NULL);
+    return tb_multistage_planned_chain(&r);
+}
+
+/* Depth of each slice of K but the last in `chains` slices: whole CHAIN_ALIGN, K itself for one. */
+static int64_t depth_for(int64_t k, int64_t chains)
+{
     if (chains <= 1)
         return k;
     const int64_t depth = (k + chains - 1) / chains;
     return (depth + CHAIN_ALIGN - 1) / CHAIN_ALIGN * CHAIN_ALIGN;
+}
+
+/* As many slices as keep each at most MAX_CHAIN_K deep: enough whatever the plans. */
+static int64_t most_chains(int64_t k)
+{
+    return (k + MAX_CHAIN_K - 1) / MAX_CHAIN_K;
+}
+
+/*
+ * Depth of each slice of K but the last (which takes the rest), for the
+ * fewest slices whose plans all stay within MAX_CHAIN_K (the deepest slice and
+ * the last are the two depths planned); K itself when the call's plan does.
+ */
+static int64_t chain_depth(const tb_gemm_args *args)
+{
+    const int64_t k = args->k, most = most_chains(k);
+    tb_gemm_args slice = *args;
+    for (int64_t chains = 1; chains < most; chains++) {
+        const int64_t depth = depth_for(k, chains);
+        slice.k = depth;
+        if (planned_chain(&slice) > MAX_CHAIN_K)
+            continue;
+        slice.k = k - (k - 1) / depth * depth;
+        if (planned_chain(&slice) <= MAX_CHAIN_K)
+            return depth;
+    }
+    return depth_for(k, most);
 }
 
 /* The call over K's slice k0 .. k0+depth-1: the first sets C, the others add to it. */
@@ -149,7 +175,10 @@ static cudaError_t launch_chain(const tb_gemm_args *args, cudaStream_t stream)
 
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
 {
-    const int64_t depth = chain_depth(args);
+    /* Short of scratch, the plans lose their splits (and re-stores): slices of K alone keep the bound. */
+    const int64_t needed = tb_best_workspace_floats(args);
+    const int short_of_scratch = needed > 0 && (!args->workspace || args->workspace_floats < needed);
+    const int64_t depth = short_of_scratch ? depth_for(args->k, most_chains(args->k)) : chain_depth(args);
     if (depth >= args->k) /* K = 0 included: C only scaled */
         return launch_chain(args, stream);
     cudaError_t status = cudaSuccess;

@@ -73,7 +73,8 @@ void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 /* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */
 double tb_regtile_predicted_seconds(const tb_gemm_args *args);
 double tb_multistage_predicted_seconds(const tb_gemm_args *args);
-/* The most products one element of C sums in one chain under multistage's plan: K over its slices. */
+/* The most products one element of C sums in one chain under a rung's plan: K, or a slice of it. */
+int64_t tb_regtile_planned_chain(const tb_gemm_args *args);
 int64_t tb_multistage_planned_chain(const tb_gemm_args *args);
 void tb_regtile_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 void tb_multistage_describe_plan(const tb_gemm_args *args, char *text, size_t size);

@@ -583,13 +583,13 @@ struct Multistage {
  * out. The rates are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
  * 0: not measured there, never chosen. The FMAs go in zig-zag order in the
- * storages where that order ran faster in --tune at both sizes (session 15:
- * 1.5-3.4% with one operand along k for the 8x16 tiles, 4.7% with B along k
- * for 128x64x8, 1.6-2.9% with neither for 128x128x8 and 64x64x8; elsewhere
- * it was even or up to 13% slower). The 8x16 tiles' rates there are the old
- * ones times what it gained. The smaller tiles keep theirs: where they
- * compete (1000^3, 1024^3), 128x64x8's raised rate won it plans with K in
- * three slices that ran 25% slower than 128x128x8's in two.
+ * storages where that order ran faster in --tune at both sizes (session 15,
+ * the mean of the two: 0.7-3.3% with one operand along k for the 8x16 tiles,
+ * 4.7% with B along k for 128x64x8, 1.7-2.6% with neither for 128x128x8 and
+ * 64x64x8; elsewhere it was even or up to 13% slower). The 8x16 tiles' rates
+ * there are the old ones times what it gained. The smaller tiles keep
+ * theirs: where they compete (1000^3, 1024^3), 128x64x8's raised rate won it
+ * plans with K in three slices that ran 25% slower than 128x128x8's in two.
  */
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,

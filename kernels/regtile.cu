@@ -235,6 +235,11 @@ extern "C" double tb_regtile_predicted_seconds(const tb_gemm_args *args)
     return planned_seconds(shapes, args);
 }
 
+extern "C" int64_t tb_regtile_planned_chain(const tb_gemm_args *args)
+{
+    return planned_chain(shapes, args);
+}
+
 extern "C" void tb_regtile_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
     describe_plan(shapes, args, text, size);

@@ -90,8 +90,8 @@ __device__ __forceinline__ void outer_product(float (&acc)[S::TM][S::TN], const 
  * FMAs share an operand at every turn as well (b[j] there, a[i] along a row).
  * ptxas then marks 0.84 operand reads per FMA of the 8x16 tiles to come from
  * the reuse cache instead of 0.74, and register file reads cost energy: at
- * the H100's power cap those tiles run 1.5-3% faster with one operand stored
- * along k. Other tiles and storages gain less or lose (see multistage.cu).
+ * the H100's power cap those tiles run 0.7-3.3% faster with one operand
+ * stored along k. Other tiles and storages gain less or lose (see multistage.cu).
  */
 template <typename S, bool ZIGZAG>
 __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S::TN], const float (&a)[S::TM],
@@ -510,14 +510,20 @@ double planned_seconds(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     return args->m <= 0 || args->n <= 0 ? 0.0 : fastest_plan(shapes, args).seconds;
 }
 
-/* The most products one element of C sums in one chain under the plan: K over its slices (best.c bounds it). */
+/*
+ * The most products one element of C sums in one chain under the plan: a
+ * slice of K, whole BK tiles deep as k_slice cuts them (best.c bounds it).
+ */
 template <int N>
 int64_t planned_chain(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     if (args->m <= 0 || args->n <= 0)
         return 0;
     const Plan plan = fastest_plan(shapes, args);
-    return plan.tail ? args->k : (args->k + plan.splits - 1) / plan.splits;
+    if (plan.tail || plan.splits <= 1)
+        return args->k;
+    const int64_t bk = shapes[plan.shape].bk, chunk = ((args->k + plan.splits - 1) / plan.splits + bk - 1) / bk * bk;
+    return std::min(args->k, chunk);
 }
 
 /* The plan in words: the tile shape, then its slices of K or its stream-K tail. */

@@ -367,28 +367,33 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
 /*
  * Panel q's alpha*op(A)*op(B) from pinned memory into the caller's C, plus
  * beta*C when beta != 0 (reference rule: beta == 0 never reads C): from here
- * on the panel is final.
+ * on the panel is final. *cols_done moves past each part as it lands in C,
+ * so that after an error the CPU computes only what C does not hold yet
+ * (with beta != 0, a part combined twice would be wrong).
  */
-static cudaError_t finish_panel(run_state *r, int64_t q)
+static cudaError_t finish_panel(run_state *r, int64_t q, int64_t *cols_done)
 {
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
-    const int64_t m = call->m, cols = panel_cols(&r->panels, q), parts = out_parts(r, q);
-    for (int64_t part = 0; part < parts; part++) {
+    const int64_t m = call->m, j_first = panel_start(&r->panels, q), cols = panel_cols(&r->panels, q);
+    for (int64_t part = 0, parts = out_parts(r, q); part < parts; part++) {
         double begin = tb_trace_host_begin();
         const cudaError_t status = cudaEventSynchronize(parts > 1 ? r->p->part_drained[part] : r->p->drained[s]);
         tb_trace_host_end(begin, "wait C panel", q);
-        if (status != cudaSuccess || r->direct_out)
+        if (status != cudaSuccess)
             return status;
         const int64_t j0 = part_start(cols, part, parts), j1 = part_start(cols, part + 1, parts);
-        float *c = call->c + (panel_start(&r->panels, q) + j0) * call->ldc;
-        const float *out = r->c_out_pin[s] + j0 * m;
-        begin = tb_trace_host_begin();
-        if (call->beta == 0.0f)
-            tb_host_copy(c, call->ldc, out, m, m, j1 - j0);
-        else
-            tb_host_combine(c, call->ldc, out, m, m, j1 - j0, call->beta);
-        tb_trace_host_end(begin, "copy out C panel", q);
+        if (!r->direct_out) { /* else the copy engine wrote C itself (in one part) */
+            float *c = call->c + (j_first + j0) * call->ldc;
+            const float *out = r->c_out_pin[s] + j0 * m;
+            begin = tb_trace_host_begin();
+            if (call->beta == 0.0f)
+                tb_host_copy(c, call->ldc, out, m, m, j1 - j0);
+            else
+                tb_host_combine(c, call->ldc, out, m, m, j1 - j0, call->beta);
+            tb_trace_host_end(begin, "copy out C panel", q);
+        }
+        *cols_done = j_first + j1;
     }
     return cudaSuccess;
 }
@@ -476,10 +481,9 @@ static cudaError_t first_panels(run_state *r)
 static cudaError_t finish_through(run_state *r, int64_t last, int64_t *next, int64_t *cols_done)
 {
     for (; *next <= last; ++*next) {
-        cudaError_t status = finish_panel(r, *next);
+        const cudaError_t status = finish_panel(r, *next, cols_done);
         if (status != cudaSuccess)
             return status;
-        *cols_done = panel_start(&r->panels, *next + 1);
     }
     return cudaSuccess;
 }

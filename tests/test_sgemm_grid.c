@@ -39,7 +39,7 @@ static const shape grid_shapes[] = {
     {300, 66, 9, 0}, {2, 129, 3, 0},
     /* C too small to fill the GPU, K long: split-K, the last slice ragged */
     {100, 70, 3000, 2}, {33, 129, 2049, 2},
-    /* K past 4096: the default kernel sums it in chains of slices (3072, 3072, 2856), each adding to C */
+    /* K past 4096 on a small C: split across blocks in slices within best.c's 4096-product chains */
     {70, 45, 9000, 2},
     /* pipelined: five panels of 256 columns, the last one in halves; K in two slices */
     {67, 1280, 600, 1},
