@@ -163,6 +163,9 @@ if want sanitize; then
         "$BUILD/tests/test_split_clusters" 3
     step racecheck-clusters 180 "$OUT/sanitize.log" compute-sanitizer --tool racecheck --error-exitcode 9 \
         "$BUILD/tests/test_split_clusters" 1
+    # The default kernel's launches over slices of a long K, with and without scratch.
+    step memcheck-chains 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BUILD/tests/test_chains"
     # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
     step memcheck-stream-k 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1

@@ -19,38 +19,11 @@
 
 #include <vector>
 
+#include "common/kernel_case.cuh"
 #include "kernels.h"
 
 static int failures;
 static int cluster_launches;
-
-#define CHECK_CUDA(call)                                                                                   \
-    do {                                                                                                   \
-        const cudaError_t status_ = (call);                                                                \
-        if (status_ != cudaSuccess) {                                                                      \
-            printf("FAIL: %s: %s (line %d)\n", #call, cudaGetErrorString(status_), __LINE__);              \
-            exit(1);                                                                                       \
-        }                                                                                                  \
-    } while (0)
-
-/* Uniform in [-1, 1) from a fixed sequence, so that a failure reproduces. */
-static float next_value(uint64_t *state)
-{
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    return (float)((double)(*state >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
-}
-
-struct Case {
-    int64_t m, n, k;
-    int trans_a, trans_b;
-    int64_t pad; /* extra leading dimension: pad 1 leaves columns unaligned for 16-byte copies */
-};
-
-/* op(X)(i, p) of a column-major X. */
-static double op(const std::vector<float> &x, int64_t ld, int trans, int64_t i, int64_t p)
-{
-    return trans ? x[p + i * ld] : x[i + p * ld];
-}
 
 /* Elements of C's padding rows (between m and ldc) that differ from `before`, bit for bit. */
 static int64_t padding_changed(const std::vector<float> &c, const std::vector<float> &before, int64_t m,
@@ -64,31 +37,11 @@ static int64_t padding_changed(const std::vector<float> &c, const std::vector<fl
 
 static void run_case(const Case &c, int shapes)
 {
-    const int64_t a_rows = c.trans_a ? c.k : c.m, a_cols = c.trans_a ? c.m : c.k;
-    const int64_t b_rows = c.trans_b ? c.n : c.k, b_cols = c.trans_b ? c.k : c.n;
-    const int64_t lda = a_rows + c.pad, ldb = b_rows + c.pad, ldc = c.m + c.pad;
-    std::vector<float> a(lda * a_cols), b(ldb * b_cols), c0(ldc * c.n), got(ldc * c.n), pass(ldc * c.n);
-    uint64_t state = (uint64_t)(c.m * 131 + c.n * 17 + c.k) ^ (uint64_t)(c.trans_a * 2 + c.trans_b);
-    for (float &x : a)
-        x = next_value(&state);
-    for (float &x : b)
-        x = next_value(&state);
-    for (float &x : c0)
-        x = next_value(&state);
-
-    /* FP64 reference of op(A) op(B) and of |op(A)| |op(B)| for the error bound. */
-    std::vector<double> exact(c.m * c.n), magnitude(c.m * c.n);
-    for (int64_t j = 0; j < c.n; j++)
-        for (int64_t i = 0; i < c.m; i++) {
-            double sum = 0.0, abs_sum = 0.0;
-            for (int64_t p = 0; p < c.k; p++) {
-                const double t = op(a, lda, c.trans_a, i, p) * op(b, ldb, c.trans_b, p, j);
-                sum += t;
-                abs_sum += fabs(t);
-            }
-            exact[i + j * c.m] = sum;
-            magnitude[i + j * c.m] = abs_sum;
-        }
+    const Operands ops = make_operands(c);
+    const int64_t lda = ops.lda, ldb = ops.ldb, ldc = ops.ldc;
+    const std::vector<float> &a = ops.a, &b = ops.b, &c0 = ops.c0;
+    const std::vector<double> &exact = ops.exact, &magnitude = ops.magnitude;
+    std::vector<float> got(ldc * c.n), pass(ldc * c.n);
 
     float *d_a, *d_b, *d_c, *d_work;
     const size_t c_bytes = c0.size() * sizeof(float);
