@@ -120,16 +120,23 @@ static int64_t most_chains(int64_t k)
     return (k + MAX_CHAIN_K - 1) / MAX_CHAIN_K;
 }
 
+/* Slice counts chain_depth tries before it settles for most_chains: each try plans two slices. */
+#define CHAIN_TRIES 8
+
 /*
  * Depth of each slice of K but the last (which takes the rest), for the
  * fewest slices whose plans all stay within MAX_CHAIN_K (the deepest slice and
  * the last are the two depths planned); K itself when the call's plan does.
+ * No plan splits K more than TB_MAX_SPLITS ways, so fewer slices than
+ * K / (TB_MAX_SPLITS * MAX_CHAIN_K) cannot do; past CHAIN_TRIES counts from
+ * there, most_chains.
  */
 static int64_t chain_depth(const tb_gemm_args *args)
 {
     const int64_t k = args->k, most = most_chains(k);
+    const int64_t fewest = k > TB_MAX_SPLITS * MAX_CHAIN_K ? (k + TB_MAX_SPLITS * MAX_CHAIN_K - 1) / (TB_MAX_SPLITS * MAX_CHAIN_K) : 1;
     tb_gemm_args slice = *args;
-    for (int64_t chains = 1; chains < most; chains++) {
+    for (int64_t chains = fewest; chains < most && chains < fewest + CHAIN_TRIES; chains++) {
         const int64_t depth = depth_for(k, chains);
         slice.k = depth;
         if (planned_chain(&slice) > MAX_CHAIN_K)
@@ -173,12 +180,24 @@ static cudaError_t launch_chain(const tb_gemm_args *args, cudaStream_t stream)
     return status != cudaSuccess ? status : tb_launch_multistage(&r, stream);
 }
 
+/* What chain_depth needs of the workspace: the most any of its slices asks for. */
+static int64_t slices_workspace_floats(const tb_gemm_args *args, int64_t depth);
+
+/*
+ * The depth of the slices that run with the workspace the call has: short of
+ * what the plans ask, they lose their splits (and re-stores), and slices of
+ * at most MAX_CHAIN_K alone keep the bound.
+ */
+static int64_t launched_depth(const tb_gemm_args *args)
+{
+    const int64_t depth = chain_depth(args), needed = slices_workspace_floats(args, depth);
+    const int short_of_scratch = needed > 0 && (!args->workspace || args->workspace_floats < needed);
+    return short_of_scratch ? depth_for(args->k, most_chains(args->k)) : depth;
+}
+
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
 {
-    /* Short of scratch, the plans lose their splits (and re-stores): slices of K alone keep the bound. */
-    const int64_t needed = tb_best_workspace_floats(args);
-    const int short_of_scratch = needed > 0 && (!args->workspace || args->workspace_floats < needed);
-    const int64_t depth = short_of_scratch ? depth_for(args->k, most_chains(args->k)) : chain_depth(args);
+    const int64_t depth = launched_depth(args);
     if (depth >= args->k) /* K = 0 included: C only scaled */
         return launch_chain(args, stream);
     cudaError_t status = cudaSuccess;
@@ -198,10 +217,9 @@ static int64_t chain_workspace_floats(const tb_gemm_args *args)
     return p.restore_floats + tb_multistage_workspace_floats(&r);
 }
 
-/* The most any slice of K asks for: the slices are all as deep but the last. */
-int64_t tb_best_workspace_floats(const tb_gemm_args *args)
+/* The slices are all as deep but the last. */
+static int64_t slices_workspace_floats(const tb_gemm_args *args, int64_t depth)
 {
-    const int64_t depth = chain_depth(args);
     tb_gemm_args slice = *args; /* pointers are not needed (they may be placeholders) */
     slice.k = depth;
     const int64_t deepest = chain_workspace_floats(&slice);
@@ -212,14 +230,19 @@ int64_t tb_best_workspace_floats(const tb_gemm_args *args)
     return deepest > rest ? deepest : rest;
 }
 
+int64_t tb_best_workspace_floats(const tb_gemm_args *args)
+{
+    return slices_workspace_floats(args, chain_depth(args));
+}
+
 /*
  * The rung that runs, on what, and its plan (of the first slice of K when
- * there are several): "A re-stored, multistage 256x128x32", "K in 2 chains,
- * multistage ...".
+ * there are several; with the workspace the call has): "A re-stored,
+ * multistage 256x128x32", "K in 2 chains, multistage ...".
  */
 void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
-    const int64_t depth = chain_depth(args), chains = depth > 0 ? (args->k + depth - 1) / depth : 1;
+    const int64_t depth = launched_depth(args), chains = depth > 0 ? (args->k + depth - 1) / depth : 1;
     tb_gemm_args slice = *args;
     slice.k = depth;
     const best_plan p = plan(&slice);

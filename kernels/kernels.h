@@ -49,6 +49,9 @@ typedef enum tb_kernel_id {
 
 #define TB_KERNEL_DEFAULT TB_KERNEL_BEST
 
+/* The most slices of K split-K plans cut a call into (regtile and multistage). */
+#define TB_MAX_SPLITS 16
+
 /* Short name ("naive", "tiled16", ...) used by TILEDBLAS_KERNEL and the benchmark. */
 const char *tb_kernel_name(tb_kernel_id id);
 /* Id for a name, or -1. */

@@ -302,7 +302,7 @@ template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
     /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
-    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = 16, TAIL_EXTRA_SLICES = 4, FILL_STEPS = 4;
+    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = TB_MAX_SPLITS, TAIL_EXTRA_SLICES = 4, FILL_STEPS = 4;
     constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_L2_BYTES_PER_SECOND = 7e12, SPLIT_LAUNCH_SECONDS = 3e-6,
                      TAIL_SLACK = 0.15, CLUSTER_SUM_BYTES_PER_SECOND = 1e11, MIN_FILL_SECONDS = 7e-6;
     const int64_t sms = sm_count();

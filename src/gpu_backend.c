@@ -360,9 +360,16 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     operand *staged[3] = {&a, &b, &c};
     size_t floats = 0;
     for (int i = 0; i < 3; i++)
-        if (!staged[i]->resident)
+        if (!staged[i]->resident) {
             floats += (size_t)tb_packed_floats(staged[i]->rows * staged[i]->cols);
-    /* Without room for the kernel's scratch (split-K), it runs unsplit. */
+            staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
+        }
+    /* The scratch is planned on the leading dimensions and alignment the launch will have (packed
+     * operands are 256-byte aligned, as their NULL placeholders are). Without room for it (split-K),
+     * the kernel runs unsplit. */
+    args.a = a.device, args.lda = a.device_ld;
+    args.b = b.device, args.ldb = b.device_ld;
+    args.c = c.device, args.ldc = c.device_ld;
     int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
     if (scratch && !tb_gpu_device_fits(floats + (size_t)scratch))
         scratch = 0;
@@ -376,7 +383,6 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
         if (staged[i]->resident)
             continue;
         staged[i]->device = next;
-        staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
         next += tb_packed_floats(staged[i]->rows * staged[i]->cols);
     }
     args.workspace = next;

@@ -31,7 +31,7 @@ static int64_t padding_changed(const std::vector<float> &c, const std::vector<fl
 {
     int64_t changed = 0;
     for (int64_t j = 0; j < n; j++)
-        changed += memcmp(&c[m + j * ldc], &before[m + j * ldc], (ldc - m) * sizeof(float)) != 0;
+        changed += memcmp(c.data() + m + j * ldc, before.data() + m + j * ldc, (ldc - m) * sizeof(float)) != 0;
     return changed;
 }
 
