@@ -195,6 +195,16 @@ static int64_t launched_depth(const tb_gemm_args *args)
     return short_of_scratch ? depth_for(args->k, most_chains(args->k)) : depth;
 }
 
+int64_t tb_best_slice_depth(const tb_gemm_args *args)
+{
+    return launched_depth(args);
+}
+
+int64_t tb_best_planned_chain(const tb_gemm_args *args)
+{
+    return planned_chain(args);
+}
+
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream)
 {
     const int64_t depth = launched_depth(args);

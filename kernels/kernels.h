@@ -72,6 +72,10 @@ cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream);
 int64_t tb_best_workspace_floats(const tb_gemm_args *args);
 void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size);
+/* The depth of the slices of K best runs a call in with the workspace it has (K itself: one launch),
+ * and the longest chain of products one launch's plan sums for an element of C. */
+int64_t tb_best_slice_depth(const tb_gemm_args *args);
+int64_t tb_best_planned_chain(const tb_gemm_args *args);
 
 /* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */
 double tb_regtile_predicted_seconds(const tb_gemm_args *args);
