@@ -133,8 +133,8 @@ static int64_t most_chains(int64_t k)
  */
 static int64_t chain_depth(const tb_gemm_args *args)
 {
-    const int64_t k = args->k, most = most_chains(k);
-    const int64_t fewest = k > TB_MAX_SPLITS * MAX_CHAIN_K ? (k + TB_MAX_SPLITS * MAX_CHAIN_K - 1) / (TB_MAX_SPLITS * MAX_CHAIN_K) : 1;
+    const int64_t k = args->k, most = most_chains(k), per_launch = TB_MAX_SPLITS * MAX_CHAIN_K;
+    const int64_t fewest = k > per_launch ? (k + per_launch - 1) / per_launch : 1;
     tb_gemm_args slice = *args;
     for (int64_t chains = fewest; chains < most && chains < fewest + CHAIN_TRIES; chains++) {
         const int64_t depth = depth_for(k, chains);
