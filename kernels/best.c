@@ -190,6 +190,8 @@ static int64_t slices_workspace_floats(const tb_gemm_args *args, int64_t depth);
  */
 static int64_t launched_depth(const tb_gemm_args *args)
 {
+    if (args->k <= MAX_CHAIN_K) /* no plan can exceed the bound: nothing to plan on the way */
+        return args->k;
     const int64_t depth = chain_depth(args), needed = slices_workspace_floats(args, depth);
     const int short_of_scratch = needed > 0 && (!args->workspace || args->workspace_floats < needed);
     return short_of_scratch ? depth_for(args->k, most_chains(args->k)) : depth;

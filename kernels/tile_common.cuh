@@ -381,6 +381,12 @@ static inline int affordable_splits(const tb_gemm_args *args, int splits)
     return splits > 1 && room ? splits : 1;
 }
 
+/* The depth of each of `splits` slices of K but the last: whole bk tiles. */
+__host__ __device__ inline int64_t split_chunk(int64_t k, int64_t splits, int64_t bk)
+{
+    return ((k + splits - 1) / splits + bk - 1) / bk * bk;
+}
+
 /*
  * Split-K: in a launch of gridDim.z > 1 slices, block z sums K from k_begin
  * for k_len (whole BK tiles, only the last slice ragged); unsplit, all of K.
@@ -388,7 +394,7 @@ static inline int affordable_splits(const tb_gemm_args *args, int splits)
 template <int BK>
 __device__ __forceinline__ void k_slice(const tb_gemm_args &p, int64_t &k_begin, int64_t &k_len)
 {
-    const int64_t chunk = ((p.k + gridDim.z - 1) / gridDim.z + BK - 1) / BK * BK;
+    const int64_t chunk = split_chunk(p.k, gridDim.z, BK);
     k_begin = min(p.k, blockIdx.z * chunk);
     k_len = gridDim.z == 1 ? p.k : min(chunk, p.k - k_begin);
 }
@@ -522,8 +528,7 @@ int64_t planned_chain(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
     const Plan plan = fastest_plan(shapes, args);
     if (plan.tail || plan.splits <= 1)
         return args->k;
-    const int64_t bk = shapes[plan.shape].bk, chunk = ((args->k + plan.splits - 1) / plan.splits + bk - 1) / bk * bk;
-    return std::min(args->k, chunk);
+    return std::min(args->k, split_chunk(args->k, plan.splits, shapes[plan.shape].bk));
 }
 
 /* The plan in words: the tile shape, then its slices of K or its stream-K tail. */

@@ -353,13 +353,14 @@ static cudaError_t drain_panel(run_state *r, int64_t q)
     if (r->direct_out)
         status = tb_gpu_copy_block(r->call->c + panel_start(&r->panels, q) * r->call->ldc, r->call->ldc, r->c_dev[s],
                                    m, m, cols, cudaMemcpyDeviceToHost, p->d2h);
-    for (int64_t part = 0, parts = out_parts(r, q); part < parts && !r->direct_out && status == cudaSuccess; part++) {
-        const int64_t j0 = part_start(cols, part, parts), j1 = part_start(cols, part + 1, parts);
-        status = cudaMemcpyAsync(r->c_out_pin[s] + j0 * m, r->c_dev[s] + j0 * m, (size_t)(m * (j1 - j0)) * sizeof(float),
-                                 cudaMemcpyDeviceToHost, p->d2h);
-        if (status == cudaSuccess && parts > 1)
-            status = cudaEventRecord(p->part_drained[part], p->d2h);
-    }
+    else
+        for (int64_t part = 0, parts = out_parts(r, q); part < parts && status == cudaSuccess; part++) {
+            const int64_t j0 = part_start(cols, part, parts), j1 = part_start(cols, part + 1, parts);
+            status = cudaMemcpyAsync(r->c_out_pin[s] + j0 * m, r->c_dev[s] + j0 * m,
+                                     (size_t)(m * (j1 - j0)) * sizeof(float), cudaMemcpyDeviceToHost, p->d2h);
+            if (status == cudaSuccess && parts > 1)
+                status = cudaEventRecord(p->part_drained[part], p->d2h);
+        }
     tb_trace_gpu_end(traced, p->d2h);
     return status != cudaSuccess ? status : cudaEventRecord(p->drained[s], p->d2h);
 }
