@@ -28,11 +28,9 @@ static struct {
     size_t max_pitch;
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     cudaStream_t stream;
-    /* Calls take turns on the device, its workspace and the pinned staging. */
-    pthread_mutex_t lock;
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+} gpu = {.once = PTHREAD_ONCE_INIT};
 
 static void disable(const char *what, cudaError_t status)
 {
@@ -43,7 +41,7 @@ static void disable(const char *what, cudaError_t status)
 /* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
 static void after_fork_in_child(void)
 {
-    pthread_mutex_init(&gpu.lock, NULL);
+    tb_gpu_turns_after_fork();
     if (atomic_load(&gpu.usable))
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -407,6 +405,7 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
         (status = tb_gpu_copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
                                     cudaMemcpyDeviceToHost, gpu.stream)) != cudaSuccess)
         return status;
+    tb_gpu_turn_ending();
     return cudaStreamSynchronize(gpu.stream);
 }
 
@@ -509,7 +508,7 @@ typedef struct {
 
 static cudaError_t begin_turn(gpu_turn *turn)
 {
-    pthread_mutex_lock(&gpu.lock);
+    tb_gpu_turn_take();
     pthread_once(&driver.once, find_driver);
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
@@ -531,7 +530,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
     }
     if (turn->restore)
         driver.set_current(turn->saved);
-    pthread_mutex_unlock(&gpu.lock);
+    tb_gpu_turn_give();
     return result;
 }
 
