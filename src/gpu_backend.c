@@ -28,9 +28,11 @@ static struct {
     size_t max_pitch;
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     cudaStream_t stream;
+    /* Calls take turns on the device, its workspace and the pinned staging. */
+    pthread_mutex_t lock;
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.once = PTHREAD_ONCE_INIT};
+} gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void disable(const char *what, cudaError_t status)
 {
@@ -41,7 +43,7 @@ static void disable(const char *what, cudaError_t status)
 /* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
 static void after_fork_in_child(void)
 {
-    tb_gpu_turns_after_fork();
+    pthread_mutex_init(&gpu.lock, NULL);
     if (atomic_load(&gpu.usable))
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -405,7 +407,6 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
         (status = tb_gpu_copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
                                     cudaMemcpyDeviceToHost, gpu.stream)) != cudaSuccess)
         return status;
-    tb_gpu_turn_ending();
     return cudaStreamSynchronize(gpu.stream);
 }
 
@@ -508,7 +509,7 @@ typedef struct {
 
 static cudaError_t begin_turn(gpu_turn *turn)
 {
-    tb_gpu_turn_take();
+    pthread_mutex_lock(&gpu.lock);
     pthread_once(&driver.once, find_driver);
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
@@ -530,7 +531,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
     }
     if (turn->restore)
         driver.set_current(turn->saved);
-    tb_gpu_turn_give();
+    pthread_mutex_unlock(&gpu.lock);
     return result;
 }
 

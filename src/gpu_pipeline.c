@@ -199,7 +199,6 @@ typedef struct {
     int direct_out;      /* C is pinned and beta == 0: panels go straight to the caller's C */
     panel_layout panels;
     int64_t lead;        /* the first panels, one per slot, computed as op(A) arrives */
-    int last_block;      /* the call's last row block: its last panel's kernel is the call's last */
     int64_t slot_floats; /* pinned floats per slot: a B panel in and a C panel out, or a piece of the first panels */
     tb_gemm_args args;   /* what all launches share: transposes, alpha, m, lda, ldc, scratch */
     float *a_dev, *b_dev[SLOTS], *c_dev[SLOTS];
@@ -378,8 +377,6 @@ static cudaError_t finish_panel(run_state *r, int64_t q, int64_t *cols_done)
     const int s = (int)(q % SLOTS);
     const tb_call *call = r->call;
     const int64_t m = call->m, j_first = panel_start(&r->panels, q), cols = panel_cols(&r->panels, q);
-    if (r->last_block && q == r->panels.count - 1)
-        tb_gpu_turn_ending(); /* all the call's GPU work is queued */
     for (int64_t part = 0, parts = out_parts(r, q); part < parts; part++) {
         double begin = tb_trace_host_begin();
         const cudaError_t status = cudaEventSynchronize(parts > 1 ? r->p->part_drained[part] : r->p->drained[s]);
@@ -580,7 +577,6 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     for (int64_t i0 = 0; i0 < m && status == cudaSuccess; i0 += rows) {
         const tb_call block = tb_call_block(call, i0, m - i0 < rows ? m - i0 : rows, 0, call->n);
         enter_block(&r, &block);
-        r.last_block = i0 + block.m == m;
         *progress = (tb_gpu_progress){i0, block.m, 0};
         status = run_block(&r, &progress->cols_done);
     }

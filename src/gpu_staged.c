@@ -105,10 +105,8 @@ static cudaError_t download(const tb_call *call, int c_pinned, const float *devi
     cudaError_t status;
     if (c_pinned && call->beta == 0.0f) {
         if ((status = tb_gpu_copy_block(call->c, call->ldc, device, m, m, n, cudaMemcpyDeviceToHost,
-                                        staged.stream)) != cudaSuccess)
-            return status;
-        tb_gpu_turn_ending();
-        if ((status = cudaStreamSynchronize(staged.stream)) != cudaSuccess)
+                                        staged.stream)) != cudaSuccess ||
+            (status = cudaStreamSynchronize(staged.stream)) != cudaSuccess)
             return status;
         *cols_done = n;
         return cudaSuccess;
@@ -120,7 +118,6 @@ static cudaError_t download(const tb_call *call, int c_pinned, const float *devi
             (status = cudaEventRecord(staged.landed[i], staged.stream)) != cudaSuccess)
             return status;
     }
-    tb_gpu_turn_ending();
     for (int64_t j0 = 0, i = 0; j0 < n; j0 += per, i++) {
         const int64_t cols = n - j0 < per ? n - j0 : per;
         if ((status = cudaEventSynchronize(staged.landed[i])) != cudaSuccess)

@@ -166,14 +166,6 @@ cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
 /* Floats of pinned staging allowed (TILEDBLAS_PINNED_MB). */
 size_t tb_gpu_pinned_budget(void);
 
-/* --- turns on the device (src/gpu_turns.c): one call at a time holds the GPU path --- */
-void tb_gpu_turn_take(void);
-/* The call holding the turn has queued its last work on the GPU: the next caller is woken to wait awake. */
-void tb_gpu_turn_ending(void);
-void tb_gpu_turn_give(void);
-/* In a forked child: no thread holds or waits for the turn. */
-void tb_gpu_turns_after_fork(void);
-
 /* --- staged GPU path for host operands (src/gpu_staged.c), under the GPU lock --- */
 int tb_staged_fits(const tb_call *call, int kernel);
 cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress);
