@@ -123,13 +123,56 @@ static double serial_ms(const caller *callers, int threads, int calls)
     return (bench_now_ms() - t0) / ((double)threads * calls);
 }
 
+/* All callers at once from a common start: wall clock to the last return, per call. */
+static double concurrent_ms(caller *callers, int threads, int calls)
+{
+    pthread_t *ids = bench_xmalloc((size_t)threads * sizeof *ids);
+    pthread_barrier_t start;
+    if (pthread_barrier_init(&start, NULL, (unsigned)threads + 1)) {
+        fprintf(stderr, "tiledblas-bench: cannot make a barrier\n");
+        exit(1);
+    }
+    for (int i = 0; i < threads; i++) {
+        callers[i].start = &start;
+        if (pthread_create(&ids[i], NULL, caller_main, &callers[i])) {
+            fprintf(stderr, "tiledblas-bench: cannot start thread %d\n", i);
+            exit(1);
+        }
+    }
+    const double t0 = bench_now_ms();
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < threads; i++)
+        pthread_join(ids[i], NULL);
+    const double ms = (bench_now_ms() - t0) / ((double)threads * calls);
+    pthread_barrier_destroy(&start);
+    free(ids);
+    return ms;
+}
+
+/* Checks every caller's C after a concurrent block (beta = 0 only: beta != 0 accumulates). */
+static void check_outputs(bench_row *row, const caller *callers, int threads, const bench_case *bc,
+                          const bench_host_bufs *h, const bench_sample *s, size_t *nonfinite)
+{
+    for (int i = 0; i < threads && bc->beta == 0.0f; i++) {
+        const double e = bench_sampled_error(callers[i].run.c, bc->ldc, s);
+        row->error = e > row->error || isnan(e) ? e : row->error;
+        for (size_t at = 0; at < h->nc; at++)
+            *nonfinite += !isfinite(callers[i].run.c[at]);
+    }
+}
+
+/* Rounds of one block of concurrent calls and one of the same calls made one at a time. */
+#define THREAD_ROUNDS 7
+
 /*
  * --threads N: N threads call libtiledblas at once, each on its own C, `calls`
- * times; the row's time is the wall clock from the common start to the last
- * return, divided by all the calls. Its ratio is to the same calls on the same
- * buffers made one at a time, timed the same way, before and after (the
- * faster of the two): a median of single calls on one C, whose operands stay
- * in the host's caches, is not the same work. Every C is checked afterwards.
+ * times, against the same calls on the same buffers made one at a time (a
+ * median of single calls on one C, whose operands stay in the host's caches,
+ * is not the same work). THREAD_ROUNDS rounds each time both blocks, in
+ * alternating order, after an untimed one; the row's time is the median of
+ * the concurrent blocks' times per call, and its ratio the median of the
+ * rounds' ratios (serial over concurrent), so that drifts of the machine
+ * between rounds cancel. The outputs of every concurrent block are checked.
  */
 static void run_threaded(const char *name, int threads, const bench_case *bc, const bench_host_bufs *h,
                          const bench_sample *s, const bench_opts *o, bench_table *t)
@@ -139,43 +182,29 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
     bench_row *row = bench_table_add(t, bc, variant);
     const int calls = o->reps < 3 ? 3 : o->reps;
     caller *callers = bench_xmalloc((size_t)threads * sizeof *callers);
-    pthread_t *ids = bench_xmalloc((size_t)threads * sizeof *ids);
-    pthread_barrier_t start;
-    if (pthread_barrier_init(&start, NULL, (unsigned)threads + 1)) {
-        fprintf(stderr, "tiledblas-bench: cannot make a barrier\n");
-        exit(1);
-    }
     for (int i = 0; i < threads; i++)
-        callers[i] = (caller){{cblas_sgemm, bc, h->a, h->b, bench_xmalloc(h->nc * sizeof(float))}, calls, &start};
+        callers[i] = (caller){{cblas_sgemm, bc, h->a, h->b, bench_xmalloc(h->nc * sizeof(float))}, calls, NULL};
     reset_outputs(callers, threads, bc, h);
-    double serial = serial_ms(callers, threads, calls);
-    reset_outputs(callers, threads, bc, h);
-    for (int i = 0; i < threads; i++)
-        if (pthread_create(&ids[i], NULL, caller_main, &callers[i])) {
-            fprintf(stderr, "tiledblas-bench: cannot start thread %d\n", i);
-            exit(1);
-        }
-    const double t0 = bench_now_ms();
-    pthread_barrier_wait(&start);
-    for (int i = 0; i < threads; i++)
-        pthread_join(ids[i], NULL);
-    row->ms = (bench_now_ms() - t0) / ((double)threads * calls);
-    row->reps = threads * calls;
-    row->gflops = bench_gflops(bc, row->ms);
-    pthread_barrier_destroy(&start);
+    serial_ms(callers, threads, 1); /* untimed: staging and workspaces grown, threads started */
 
-    /* beta != 0 accumulates over the calls: only beta = 0 results can be checked. */
+    double concurrent[THREAD_ROUNDS], serial[THREAD_ROUNDS], ratio[THREAD_ROUNDS];
     row->error = bc->beta == 0.0f ? 0.0 : -1.0;
     size_t nonfinite = 0;
-    for (int i = 0; i < threads && bc->beta == 0.0f; i++) {
-        const double e = bench_sampled_error(callers[i].run.c, bc->ldc, s);
-        row->error = e > row->error || isnan(e) ? e : row->error;
-        for (size_t at = 0; at < h->nc; at++)
-            nonfinite += !isfinite(callers[i].run.c[at]);
+    for (int r = 0; r < THREAD_ROUNDS; r++) {
+        if (r % 2)
+            serial[r] = serial_ms(callers, threads, calls);
+        reset_outputs(callers, threads, bc, h);
+        concurrent[r] = concurrent_ms(callers, threads, calls);
+        check_outputs(row, callers, threads, bc, h, s, &nonfinite);
+        if (r % 2 == 0)
+            serial[r] = serial_ms(callers, threads, calls);
+        ratio[r] = concurrent[r] > 0.0 ? serial[r] / concurrent[r] : 0.0;
     }
-    const double serial_after = serial_ms(callers, threads, calls);
-    serial = serial_after < serial ? serial_after : serial;
-    row->ratio = row->ms > 0.0 ? serial / row->ms : 0.0;
+    row->ms = bench_median(concurrent, THREAD_ROUNDS);
+    row->reps = THREAD_ROUNDS * threads * calls;
+    row->gflops = bench_gflops(bc, row->ms);
+    row->ratio = bench_median(ratio, THREAD_ROUNDS); /* sorts them: ratio[0] and the last are the extremes */
+    const double serial_median = bench_median(serial, THREAD_ROUNDS);
     if (nonfinite)
         bench_row_fail(row, "NaN/Inf in an output");
     else if (bc->beta == 0.0f && !(row->error <= 1.0))
@@ -183,14 +212,13 @@ static void run_threaded(const char *name, int threads, const bench_case *bc, co
     else
         snprintf(row->status, sizeof row->status, "ok");
     fprintf(stderr,
-            "[e2e] %s %s %s: %.3f ms per call (%d calls), %.1f GFLOP/s, "
-            "%.2fx one at a time (%.3f ms), %s\n",
-            bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->ratio, serial,
-            row->status);
+            "[e2e] %s %s %s: %.3f ms per call (median of %d rounds of %d calls), %.1f GFLOP/s, "
+            "%.2fx one at a time (median of the rounds' ratios, %.2f-%.2f; one at a time %.3f ms), %s\n",
+            bc->shape, bc->op, row->variant, row->ms, THREAD_ROUNDS, threads * calls, row->gflops, row->ratio,
+            ratio[0], ratio[THREAD_ROUNDS - 1], serial_median, row->status);
     for (int i = 0; i < threads; i++)
         free(callers[i].run.c);
     free(callers);
-    free(ids);
 }
 
 /* NVBLAS exports only the Fortran sgemm_: a CBLAS-shaped adapter over it. */
@@ -249,9 +277,10 @@ int bench_e2e(const bench_opts *o, bench_table *t)
     printf("timing: wall clock around each call, host memory in and out, median of up to %d "
            "calls after a checked warm-up call\n", o->reps);
     if (o->threads)
-        printf("x%d: %d threads calling at once, each on its own C; time per call from the wall clock "
-               "of all of them; ratio to the same calls on the same buffers one at a time, timed alike\n",
-               o->threads, o->threads);
+        printf("x%d: %d threads calling at once, each on its own C, %d calls each; time per call from the "
+               "wall clock of all of them, median of %d rounds; ratio: median over the rounds of the same "
+               "calls on the same buffers made one at a time, timed alike in the same round, over it\n",
+               o->threads, o->threads, o->reps < 3 ? 3 : o->reps, THREAD_ROUNDS);
     printf("err/bound: max over %d sampled elements of |C - C_fp64| / ((K+2) 2^-24 (|A||B| + "
            "|beta C0|)); <= 1 passes\n", BENCH_SAMPLES);
     fflush(stdout);
