@@ -109,8 +109,8 @@ if want bench; then
     # The plain-copy baseline: no pinned staging, cudaMemcpy from pageable memory, one kernel.
     bench e2e-pageable 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_PINNED_MB=0 -- --e2e --sizes 1024,2048,4096,8192 \
         --no-openblas --reps 5
-    # The host copy pool with more of the CPUs than the default half.
-    for threads in 12 16; do
+    # The host copy pool with fewer of the CPUs than the default (all of them, at most 16).
+    for threads in 8 12; do
         bench e2e-copy$threads 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_COPY_THREADS=$threads -- --e2e \
             --sizes 2048,4096,8192 --no-openblas --reps 5
     done
@@ -183,7 +183,7 @@ fi
 
 # One CSV: the step's name, then the benchmark's columns.
 first=1
-for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy12 e2e-copy16 e2e-threads timeline \
+for name in kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12 e2e-threads timeline \
     policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row kernel-trans-col tune; do
     part=$PARTS/$name.csv
     [[ -f $part ]] || continue

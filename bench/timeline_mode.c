@@ -105,7 +105,7 @@ static int library_copy_threads(void)
 {
     const char *env = getenv("TILEDBLAS_COPY_THREADS");
     const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = env && atoi(env) > 0 ? atoi(env) : (int)(cpus > 1 ? cpus / 2 : 1);
+    int threads = env && atoi(env) > 0 ? atoi(env) : (int)(cpus > 1 ? cpus : 1);
     return threads > 16 ? 16 : threads;
 }
 

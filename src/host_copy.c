@@ -240,8 +240,10 @@ static void start_pool(void)
 {
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     int wanted = tb_config_get()->copy_threads;
-    if (wanted <= 0) /* default: half the CPUs, the rest stay for the application */
-        wanted = cpus > 1 ? (int)(cpus / 2) : 1;
+    /* Default: every CPU. The host copies bound a GPU call on host memory, and its caller waits
+     * for them anyway; at 4096^3 on the H100 machine 16 threads took 4.5 ms a call against 8's 5.3. */
+    if (wanted <= 0)
+        wanted = cpus > 1 ? (int)cpus : 1;
     wanted = wanted > MAX_THREADS ? MAX_THREADS : wanted;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     for (int i = 0; i < wanted - 1; i++) {

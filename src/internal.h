@@ -75,7 +75,7 @@ typedef struct tb_config {
     double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
     int pinned_mb;        /* cap on pinned staging memory */
     int device_mb;        /* cap on the device memory the GPU path uses; 0: what is free */
-    int copy_threads;     /* host copy threads; 0: half the CPUs */
+    int copy_threads;     /* host copy threads; 0: every CPU (at most 16) */
 } tb_config;
 const tb_config *tb_config_get(void);
 /* Sets the path for calls on host memory (config->device); returns the previous one. */
