@@ -8,7 +8,9 @@
  * "bound" the largest of the host copies together, either DMA and the kernel:
  * the call can beat neither. "overlap" is serial / call.
  */
+#define _GNU_SOURCE /* sched_getaffinity, as the library counts its CPUs */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,11 +103,14 @@ static double timed_gemm(void *ctx)
     return bench_now_ms() - t0;
 }
 
+/* The library's copy threads (src/host_copy.c): TILEDBLAS_COPY_THREADS, else the CPUs of the affinity mask. */
 static int library_copy_threads(void)
 {
     const char *env = getenv("TILEDBLAS_COPY_THREADS");
-    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = env && atoi(env) > 0 ? atoi(env) : (int)(cpus > 1 ? cpus : 1);
+    cpu_set_t mask;
+    const int cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask)
+                                                                   : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    const int threads = env && atoi(env) > 0 ? atoi(env) : (cpus > 1 ? cpus : 1);
     return threads > 16 ? 16 : threads;
 }
 
