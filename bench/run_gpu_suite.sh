@@ -130,7 +130,7 @@ if want policy; then
     # The same with OpenBLAS's threads parked right after each call (by default they spin ~0.1 s):
     # auto mode's CPU calls then leave no threads spinning into its GPU calls, but each
     # multithreaded OpenBLAS call wakes its threads anew.
-    bench policy-parked 180 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes $small,$skinny
+    bench policy-parked 240 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes $small,$skinny
     bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
