@@ -17,10 +17,16 @@ LINE = re.compile(r"tiledblas: pipeline\s+([\d.]+)\s+([\d.]+) ms (gpu |host) (.*
 FIRST_PANELS = 4
 
 
+DROPPED = re.compile(r"tiledblas: pipeline: (\d+) more stages not traced")
+
+
 def calls(path):
     """The traced calls of a file: lists of (begin, end, where, what, index); a call starts at 0."""
     found, current = [], []
     for line in open(path):
+        dropped = DROPPED.match(line)
+        if dropped:
+            print(f"{path}: warning: a call lost {dropped.group(1)} stages; its summary is incomplete")
         m = LINE.match(line.rstrip())
         if not m:
             continue
@@ -51,12 +57,16 @@ def busy_and_gaps(spans):
 
 def summarise(call):
     kernels = sorted((s for s in call if s[3] == "kernel panel"), key=lambda s: s[0])
+    if not kernels:
+        print(f"  call {max(s[1] for s in call):.2f} ms: no kernel traced")
+        return
     busy, gaps = busy_and_gaps([(s[0], s[1]) for s in kernels])
     print(f"  call {max(s[1] for s in call):.2f} ms: kernels from {kernels[0][0]:.3f} to "
           f"{max(s[1] for s in kernels):.3f}, running {busy:.2f}, gaps {sum(g for _, g in gaps):.3f}")
     print("  gaps over 20 us (at, ms):", [(round(at, 2), round(g, 3)) for at, g in gaps if g > 0.02])
     first = [s for s in kernels if s[4] < FIRST_PANELS]
-    print(f"  first panels: {len(first)} kernels, {first[0][0]:.2f}-{max(s[1] for s in first):.2f} ms")
+    if first:
+        print(f"  first panels: {len(first)} kernels, {first[0][0]:.2f}-{max(s[1] for s in first):.2f} ms")
     for s in kernels:
         if s[4] >= FIRST_PANELS:
             print(f"   panel {s[4]}: {s[0]:.2f}-{s[1]:.2f} ({s[1] - s[0]:.2f} ms)")

@@ -103,7 +103,8 @@ static double timed_gemm(void *ctx)
     return bench_now_ms() - t0;
 }
 
-/* The library's copy threads (src/host_copy.c): TILEDBLAS_COPY_THREADS, else the CPUs of the affinity mask. */
+/* The library's copy threads (src/host_copy.c): TILEDBLAS_COPY_THREADS, else the CPUs of the affinity mask
+ * (the library also heeds a CPU quota, which this count does not). */
 static int library_copy_threads(void)
 {
     const char *env = getenv("TILEDBLAS_COPY_THREADS");

@@ -416,14 +416,14 @@ static int64_t deepest_piece(const run_state *r)
 
 /*
  * Depth of the piece that starts at k0, the i-th: the first a
- * FIRST_PIECE_SHARE of the deepest, each next deeper by half the first (at
- * least DEPTH_ALIGN) up to the deepest, the last what is left of K. While
- * op(A) arrives, the host copies a piece about as fast as the kernels compute
- * one (at 8192^3 on the H100 machine 0.9-1.2 us per unit of depth, against
- * 1.34), so a piece twice as deep as the one before kept the GPU waiting for
- * it: 1.1-1.3 ms of gaps in a 24 ms call when depths doubled, 0.15-0.18 with
- * steps of 128 from 256. Steps in proportion to the first keep the pieces
- * few where a slot holds deep ones (long K, few rows).
+ * FIRST_PIECE_SHARE of the deepest, each next deeper by half the first in
+ * whole DEPTH_ALIGN (at least one) up to the deepest, the last what is left
+ * of K. While op(A) arrives, the host copies a piece about as fast as the
+ * kernels compute one (at 8192^3 on the H100 machine 0.9-1.2 us per unit of
+ * depth, against 1.34), so a piece twice as deep as the one before kept the
+ * GPU waiting for it: 1.1-1.3 ms of gaps in a 24 ms call when depths
+ * doubled, 0.15-0.18 with steps of 128 from 256. Steps in proportion to the
+ * first keep the pieces few where a slot holds deep ones (long K, few rows).
  */
 static int64_t piece_depth(int64_t i, int64_t k0, int64_t k, int64_t most)
 {

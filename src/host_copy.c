@@ -15,11 +15,9 @@
  * are woken at its start and spin between its jobs.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -237,25 +235,15 @@ static void after_fork_in_child(void)
     atomic_store(&pool.bursts, 0);
 }
 
-/* CPUs the calling thread may run on: its affinity mask (taskset, a container's cpuset), else all online. */
-static int usable_cpus(void)
-{
-    cpu_set_t mask;
-    if (sched_getaffinity(0, sizeof mask, &mask) == 0 && CPU_COUNT(&mask) > 0)
-        return CPU_COUNT(&mask);
-    const long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 1 ? (int)online : 1;
-}
-
 /*
- * Default: every CPU the process may use. The host copies bound a GPU call on
- * host memory, and its caller waits for them anyway; at 4096^3 on the H100
- * machine 16 threads took 4.5 ms a call against 8's 5.3. Spinning workers
- * beyond the CPUs there are would only take turns with each other.
+ * Default: every CPU the pool can keep busy (src/cpu_count.c). The host
+ * copies bound a GPU call on host memory, and its caller waits for them
+ * anyway; at 4096^3 on the H100 machine 16 threads took 4.5 ms a call against
+ * 8's 5.3.
  */
 int tb_host_copy_threads(void)
 {
-    const int wanted = tb_config_get()->copy_threads, threads = wanted > 0 ? wanted : usable_cpus();
+    const int wanted = tb_config_get()->copy_threads, threads = wanted > 0 ? wanted : tb_usable_cpus();
     return threads > MAX_THREADS ? MAX_THREADS : threads;
 }
 

@@ -75,7 +75,7 @@ typedef struct tb_config {
     double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
     int pinned_mb;        /* cap on pinned staging memory */
     int device_mb;        /* cap on the device memory the GPU path uses; 0: what is free */
-    int copy_threads;     /* host copy threads; 0: every CPU the process may use (at most 16) */
+    int copy_threads;     /* host copy threads; 0: tb_usable_cpus() (at most 16) */
 } tb_config;
 const tb_config *tb_config_get(void);
 /* Sets the path for calls on host memory (config->device); returns the previous one. */
@@ -183,9 +183,16 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, 
 /* --- parallel host copies (src/host_copy.c) --- */
 /* Copies smaller than this are made by the calling thread alone (waking the pool costs more). */
 #define TB_HOST_COPY_POOL_MIN_BYTES (512u << 10)
-/* Threads the pool copies with, the caller included: TILEDBLAS_COPY_THREADS, else the CPUs the calling
- * thread may run on; at most 16. The pool takes this many when it starts (at its first job). */
+/* Threads the pool copies with, the caller included: TILEDBLAS_COPY_THREADS, else tb_usable_cpus(); at
+ * most 16. The pool takes this many when it starts (at its first job). */
 int tb_host_copy_threads(void);
+
+/* --- CPUs (src/cpu_count.c) --- */
+/* CPUs threads started by the calling thread can keep busy: its affinity mask, capped by a CFS quota. */
+int tb_usable_cpus(void);
+/* CPUs a quota allows, rounded up, from cgroup v2's cpu.max text ("200000 100000"; "max 100000": none)
+ * or v1's quota and period joined by a space (a quota of -1: none); 0 for none or unreadable text. */
+int tb_cpus_from_quota(const char *text);
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                   int64_t cols);
 /* dst = src + beta * dst, element-wise (the host side of C = alpha*op(A)*op(B) + beta*C). */
