@@ -186,13 +186,6 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, 
 /* Threads the pool copies with, the caller included: TILEDBLAS_COPY_THREADS, else tb_usable_cpus(); at
  * most 16. The pool takes this many when it starts (at its first job). */
 int tb_host_copy_threads(void);
-
-/* --- CPUs (src/cpu_count.c) --- */
-/* CPUs threads started by the calling thread can keep busy: its affinity mask, capped by a CFS quota. */
-int tb_usable_cpus(void);
-/* CPUs a quota allows, rounded up, from cgroup v2's cpu.max text ("200000 100000"; "max 100000": none)
- * or v1's quota and period joined by a space (a quota of -1: none); 0 for none or unreadable text. */
-int tb_cpus_from_quota(const char *text);
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                   int64_t cols);
 /* dst = src + beta * dst, element-wise (the host side of C = alpha*op(A)*op(B) + beta*C). */
@@ -201,6 +194,13 @@ void tb_host_combine(float *dst, int64_t dst_ld, const float *src, int64_t src_l
 /* Around a call that hands the pool several jobs in a row (1 before, 0 after): its threads are woken
  * at once and spin between the jobs instead of sleeping. */
 void tb_host_copy_burst(int begin);
+
+/* --- CPUs (src/cpu_count.c) --- */
+/* CPUs threads started by the calling thread can keep busy: its affinity mask, capped by a CFS quota. */
+int tb_usable_cpus(void);
+/* CPUs a quota allows, rounded up, from cgroup v2's cpu.max text ("200000 100000"; "max 100000": none)
+ * or v1's quota and period joined by a space (a quota of -1: none); 0 for none or unreadable text. */
+int tb_cpus_from_quota(const char *text);
 
 /* --- reporting (src/report.c) --- */
 void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
