@@ -2,7 +2,9 @@
  * CBLAS sgemm with the reference CBLAS's checks and error protocol. A
  * row-major call is the column-major call C^T = op(B)^T * op(A)^T; as in the
  * reference, its errors are reported with the numbers of that swapped call
- * while RowMajorStrg is 1, and cblas_xerbla maps them back.
+ * while RowMajorStrg is 1, and cblas_xerbla maps them back. The layout and
+ * transposes go to cblas_xerbla; the dimensions, checked as the Fortran SGEMM
+ * checks them, to xerbla_ with CBLAS_CallFromC set (xerbla.c).
  */
 #include "compat.h"
 #include "internal.h"
@@ -57,8 +59,9 @@ void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE Tr
     const int info = tb_sgemm_dims_error(call.trans_a, call.trans_b, call.m, call.n, call.k,
                                          call.lda, call.ldb, call.ldc);
     if (info) {
-        /* CBLAS numbers count the layout argument first. */
-        cblas_xerbla(info + 1, "cblas_sgemm", "");
+        CBLAS_CallFromC = 1;
+        xerbla_("SGEMM ", &info, 6);
+        CBLAS_CallFromC = 0;
         RowMajorStrg = 0;
         return;
     }

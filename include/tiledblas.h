@@ -49,8 +49,9 @@ TILEDBLAS_API void sgemm_(const char *transa, const char *transb, const int *m, 
 
 /*
  * Error handler, called through its global symbol: a program that defines its
- * own cblas_xerbla (or Fortran xerbla_) receives the reports instead. The
- * defaults print one line to stderr and return.
+ * own cblas_xerbla (or Fortran xerbla_) receives the reports instead, as from
+ * the reference CBLAS: invalid dimensions of cblas_sgemm reach xerbla_ first.
+ * The defaults print one line to stderr and return.
  */
 TILEDBLAS_API void cblas_xerbla(int info, const char *routine, const char *form, ...);
 
@@ -59,6 +60,13 @@ TILEDBLAS_API void cblas_xerbla(int info, const char *routine, const char *form,
  * cblas_xerbla can map the swapped column-major parameter numbers back.
  */
 TILEDBLAS_API extern int RowMajorStrg;
+
+/*
+ * Reference CBLAS protocol: 1 while cblas_sgemm reports an invalid dimension
+ * through xerbla_ (as the Fortran SGEMM's number), which then passes it to
+ * cblas_xerbla one argument later.
+ */
+TILEDBLAS_API extern int CBLAS_CallFromC;
 
 /* What the library adds. */
 TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */

@@ -3,7 +3,9 @@
  * interface and layout, the order of the checks, checks before quick returns,
  * and the valid boundary of every leading dimension. The program defines its
  * own cblas_xerbla and xerbla_, which the library must call through their
- * global symbols; they record what they receive.
+ * global symbols; they record what they receive. As from the reference CBLAS,
+ * cblas_sgemm's invalid layout and transposes reach cblas_xerbla, its invalid
+ * dimensions xerbla_ (the Fortran SGEMM's numbers, CBLAS_CallFromC set).
  */
 #include "refblas.h"
 #include "testutil.h"
@@ -28,6 +30,7 @@ static struct {
     char routine[32];
     size_t routine_len;   /* as passed to xerbla_ */
     int row_major_strg;   /* RowMajorStrg while the handler ran */
+    int call_from_c;      /* CBLAS_CallFromC while the handler ran */
     char message[256];    /* cblas_xerbla's form, formatted */
 } seen;
 
@@ -43,6 +46,7 @@ void cblas_xerbla(int info, const char *routine, const char *form, ...)
     seen.info = info;
     snprintf(seen.routine, sizeof seen.routine, "%s", routine);
     seen.row_major_strg = RowMajorStrg;
+    seen.call_from_c = CBLAS_CallFromC;
     va_list args;
     va_start(args, form);
     vsnprintf(seen.message, sizeof seen.message, form, args);
@@ -60,6 +64,7 @@ void xerbla_(const char *srname, const int *info, size_t len)
     memcpy(seen.routine, srname, copied); /* not NUL-terminated */
     seen.routine[copied] = '\0';
     seen.row_major_strg = RowMajorStrg;
+    seen.call_from_c = CBLAS_CallFromC;
 }
 
 /* What a reference cblas_xerbla does for ?gemm under RowMajorStrg. */
@@ -84,7 +89,7 @@ static int check(int condition, const char *label, const char *what)
     return condition;
 }
 
-/* Each handler was called as often as expected, and RowMajorStrg is 0 again. */
+/* Each handler was called as often as expected, and RowMajorStrg and CBLAS_CallFromC are 0 again. */
 static int check_handler_calls(const char *label, int cblas_calls, int f77_calls)
 {
     char detail[128];
@@ -93,6 +98,7 @@ static int check_handler_calls(const char *label, int cblas_calls, int f77_calls
              seen.cblas_calls, seen.f77_calls, cblas_calls, f77_calls);
     int ok = check(seen.cblas_calls == cblas_calls && seen.f77_calls == f77_calls, label, detail);
     ok &= check(RowMajorStrg == 0, label, "RowMajorStrg not 0 after the call");
+    ok &= check(CBLAS_CallFromC == 0, label, "CBLAS_CallFromC not 0 after the call");
     return ok;
 }
 
@@ -149,9 +155,10 @@ static void describe_cblas(const cblas_args *args, char *buf, size_t size)
 }
 
 /*
- * The call must report `reported` (the number the library passes; for a
- * row-major call that of the swapped column-major call) exactly once, which
- * maps to the real argument `position`, and leave C alone.
+ * The call must report `reported` (the CBLAS number; for a row-major call
+ * that of the swapped column-major call) exactly once, which maps to the real
+ * argument `position`, and leave C alone: the layout and transposes (1-3) to
+ * cblas_xerbla, a dimension to xerbla_ as SGEMM's number, one less.
  */
 static void expect_cblas_error(const cblas_args *args, int reported, int position)
 {
@@ -166,16 +173,22 @@ static void expect_cblas_error(const cblas_args *args, int reported, int positio
                 buffer_b, d->ldb, 0.5f, buffer_c, d->ldc);
 
     const int row_major = args->layout == TB_ROW_MAJOR;
-    const int mapped = row_major ? reference_row_major_position(seen.info) : seen.info;
-    int ok = check_handler_calls(label, 1, 0);
-    snprintf(detail, sizeof detail, "info %d, expected %d (message: %s)", seen.info, reported,
-             seen.message);
-    ok &= check(seen.info == reported, label, detail);
-    snprintf(detail, sizeof detail, "info %d maps to position %d, expected %d", seen.info,
+    const int dimension = reported > 3;
+    const int cblas_info = dimension ? seen.info + 1 : seen.info;
+    const int mapped = row_major ? reference_row_major_position(cblas_info) : cblas_info;
+    int ok = check_handler_calls(label, !dimension, dimension);
+    snprintf(detail, sizeof detail, "info %d, expected %d (message: %s)", seen.info,
+             dimension ? reported - 1 : reported, seen.message);
+    ok &= check(cblas_info == reported, label, detail);
+    snprintf(detail, sizeof detail, "info %d maps to position %d, expected %d", cblas_info,
              mapped, position);
     ok &= check(mapped == position, label, detail);
-    snprintf(detail, sizeof detail, "routine '%s', expected 'cblas_sgemm'", seen.routine);
-    ok &= check(strcmp(seen.routine, "cblas_sgemm") == 0, label, detail);
+    const char *routine = dimension ? "SGEMM " : "cblas_sgemm";
+    snprintf(detail, sizeof detail, "routine '%s', expected '%s'", seen.routine, routine);
+    ok &= check(strcmp(seen.routine, routine) == 0 && (!dimension || seen.routine_len == 6), label, detail);
+    snprintf(detail, sizeof detail, "CBLAS_CallFromC was %d in the handler, expected %d",
+             seen.call_from_c, dimension);
+    ok &= check(seen.call_from_c == dimension, label, detail);
     snprintf(detail, sizeof detail, "RowMajorStrg was %d in the handler, expected %d",
              seen.row_major_strg, row_major);
     ok &= check(seen.row_major_strg == row_major, label, detail);
@@ -329,6 +342,7 @@ static void expect_f77_error(const f77_args *args, int info)
              seen.routine, seen.routine_len);
     ok &= check(seen.routine_len == 6 && strcmp(seen.routine, "SGEMM ") == 0, label, detail);
     ok &= check(seen.row_major_strg == 0, label, "RowMajorStrg set during a Fortran call");
+    ok &= check(seen.call_from_c == 0, label, "CBLAS_CallFromC set during a Fortran call");
     ok &= check_c_unchanged(&before, label);
     tb_tally_record(&tally, ok, label);
 }
