@@ -526,7 +526,8 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
         result = TB_GPU_NO_MEMORY;
     } else if (status != cudaSuccess) {
         disable("CUDA error", status);
-        tb_warn("GPU path failed (%s); this and later calls use the CPU BLAS", gpu.why_not);
+        /* Once: calls already waiting for their turn fail the same way. */
+        TB_WARN_ONCE("GPU path failed (%s); this and later calls use the CPU BLAS", gpu.why_not);
         result = TB_GPU_FAILED;
     }
     if (turn->restore)

@@ -114,7 +114,9 @@ void tb_sgemm(const tb_call *call, const tb_origin *origin)
         tb_gpu_progress done;
         const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, config->kernel, &done);
         on_gpu = status == TB_GPU_OK;
-        if (!on_gpu && resident) {
+        /* Out of memory comes from the fit check or the workspace allocation, before C is written: where
+         * every operand in GPU memory is managed, the CPU BLAS can read them and does the call. */
+        if (!on_gpu && resident && !(status == TB_GPU_NO_MEMORY && where.cpu_readable)) {
             tb_warn("SGEMM on device-resident operands failed on the GPU; C may be incomplete");
             return;
         }
