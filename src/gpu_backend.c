@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -341,6 +342,27 @@ static cudaError_t upload(operand *op)
                              cudaMemcpyHostToDevice, gpu.stream);
 }
 
+/*
+ * C from the device into the caller's host C. With beta != 0 a failed call is
+ * redone on the CPU from the caller's C, which must then be as it was: C lands
+ * in a host buffer first and is copied in once every step has succeeded.
+ */
+static cudaError_t download_c(const tb_call *call, const operand *c)
+{
+    const int64_t m = call->m, n = call->n;
+    float *landing = call->beta != 0.0f ? malloc((size_t)m * (size_t)n * sizeof(float)) : NULL;
+    if (call->beta != 0.0f && !landing)
+        return cudaErrorMemoryAllocation;
+    cudaError_t status = tb_gpu_copy_block(landing ? landing : call->c, landing ? m : call->ldc, c->device,
+                                           c->device_ld, m, n, cudaMemcpyDeviceToHost, gpu.stream);
+    if (status == cudaSuccess)
+        status = cudaStreamSynchronize(gpu.stream);
+    if (status == cudaSuccess && landing)
+        tb_host_copy(call->c, call->ldc, landing, m, m, n);
+    free(landing);
+    return status;
+}
+
 static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
 {
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
@@ -403,11 +425,7 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     args.c = c.device, args.ldc = c.device_ld;
     if ((status = tb_kernel_launch(kernel, &args, gpu.stream)) != cudaSuccess)
         return status;
-    if (!c.resident &&
-        (status = tb_gpu_copy_block(call->c, call->ldc, c.device, c.device_ld, m, n,
-                                    cudaMemcpyDeviceToHost, gpu.stream)) != cudaSuccess)
-        return status;
-    return cudaStreamSynchronize(gpu.stream);
+    return c.resident ? cudaStreamSynchronize(gpu.stream) : download_c(call, &c);
 }
 
 /* An n^3 launch on whatever the workspace holds: only its duration matters. */
