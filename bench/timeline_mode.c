@@ -8,9 +8,7 @@
  * "bound" the largest of the host copies together, either DMA and the kernel:
  * the call can beat neither. "overlap" is serial / call.
  */
-#define _GNU_SOURCE /* sched_getaffinity, as the library counts its CPUs */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 
 #include "tiledblas.h"
 #include "bench.h"
+#include "internal.h" /* tb_usable_cpus, from src/cpu_count.c built in */
 
 /* A timed stage that cannot run ends the mode: the rows so far are reported. */
 #define CUDA_OK(call) ((call) == cudaSuccess)
@@ -103,15 +102,11 @@ static double timed_gemm(void *ctx)
     return bench_now_ms() - t0;
 }
 
-/* The library's copy threads (src/host_copy.c): TILEDBLAS_COPY_THREADS, else the CPUs of the affinity mask
- * (the library also heeds a CPU quota, which this count does not). */
+/* The library's copy threads (tb_host_copy_threads): TILEDBLAS_COPY_THREADS, else its usable CPUs; at most 16. */
 static int library_copy_threads(void)
 {
     const char *env = getenv("TILEDBLAS_COPY_THREADS");
-    cpu_set_t mask;
-    const int cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask)
-                                                                   : (int)sysconf(_SC_NPROCESSORS_ONLN);
-    const int threads = env && atoi(env) > 0 ? atoi(env) : (cpus > 1 ? cpus : 1);
+    const int threads = env && atoi(env) > 0 ? atoi(env) : tb_usable_cpus();
     return threads > 16 ? 16 : threads;
 }
 
@@ -158,7 +153,8 @@ static int timeline_case(const bench_opts *o, const bench_case *bc, bench_table 
     add_row(t, bc, "call (host)", call_ms, reps, call_ms);
 
     /* Host copies: inward bytes pageable -> pinned, C pinned -> pageable. */
-    const int threads_list[] = {1, library_copy_threads(), (int)sysconf(_SC_NPROCESSORS_ONLN)};
+    const int pool_threads = library_copy_threads();
+    const int threads_list[] = {1, pool_threads, (int)sysconf(_SC_NPROCESSORS_ONLN)};
     for (int i = 0; i < 3; i++) {
         const int threads = threads_list[i] > 64 ? 64 : threads_list[i];
         if (i > 0 && threads == threads_list[i - 1])
@@ -176,7 +172,7 @@ static int timeline_case(const bench_opts *o, const bench_case *bc, bench_table 
         if ((reps = bench_time(timed_copy, &out, o->reps, &ms)) < 0)
             goto done;
         add_row(t, bc, name, ms, reps, call_ms);
-        if (threads == library_copy_threads())
+        if (threads == pool_threads)
             copy_ms = in_ms + ms;
     }
 
@@ -204,7 +200,7 @@ static int timeline_case(const bench_opts *o, const bench_case *bc, bench_table 
     add_row(t, bc, "bound", bound, 1, call_ms);
     printf("[timeline] %s %s: call %.3f ms; stages %.3f ms in series (host copies %.3f at %d threads, "
            "DMA %.3f + %.3f, kernel %.3f); overlap %.2fx; bound %.3f ms (call at %.0f%% of it)\n",
-           bc->shape, bc->op, call_ms, serial, copy_ms, library_copy_threads(), h2d_ms, d2h_ms, kernel_ms,
+           bc->shape, bc->op, call_ms, serial, copy_ms, pool_threads, h2d_ms, d2h_ms, kernel_ms,
            serial / call_ms, bound, 100.0 * bound / call_ms);
     rc = 0;
 done:
