@@ -3,9 +3,12 @@
  * used in place (in auto mode, even for a problem too small to be worth the
  * GPU for host data), and managed memory must work too; operands in pinned
  * host memory (cudaHostAlloc), which the GPU paths copy without staging, must
- * give the same results (run with TILEDBLAS_DEVICE=gpu to send them there). C is copied back with
+ * give the same results (run with TILEDBLAS_DEVICE=gpu to send them there), and so
+ * must managed C with A and B in ordinary host memory. C is copied back with
  * its padding and guards, A and B are copied back to prove them unmodified;
  * results are compared with the reference.
+ * --mixed-only runs only the managed-C cases: under a TILEDBLAS_DEVICE_MB too small for
+ * A and B, the call must still be done (on the CPU BLAS, which can read managed memory).
  * Exits 77 (skipped) when CUDA sees no device or tiledblas cannot use it.
  */
 #include "refblas.h"
@@ -18,8 +21,8 @@
 
 static tb_tally tally;
 
-/* Where the operands live during the call. */
-typedef enum memory_kind { DEVICE_MEMORY, MANAGED_MEMORY, PINNED_MEMORY } memory_kind;
+/* Where the operands live during the call; HOST_MEMORY is the test's own malloc'ed copy. */
+typedef enum memory_kind { DEVICE_MEMORY, MANAGED_MEMORY, PINNED_MEMORY, HOST_MEMORY } memory_kind;
 
 static int cuda_ok(cudaError_t status, const char *action, const char *operand)
 {
@@ -36,6 +39,8 @@ static size_t alloc_bytes(const tb_matrix *m)
 
 static int gpu_alloc(memory_kind kind, float **ptr, size_t bytes, const char *operand)
 {
+    if (kind == HOST_MEMORY)
+        return 1; /* the host copy is used as it is */
     if (kind == MANAGED_MEMORY)
         return cuda_ok(cudaMallocManaged((void **)ptr, bytes, cudaMemAttachGlobal),
                        "cudaMallocManaged", operand);
@@ -48,7 +53,7 @@ static void gpu_free(memory_kind kind, float *ptr)
 {
     if (kind == PINNED_MEMORY)
         cudaFreeHost(ptr);
-    else
+    else if (kind != HOST_MEMORY)
         cudaFree(ptr);
 }
 
@@ -56,6 +61,8 @@ static void gpu_free(memory_kind kind, float *ptr)
 static int copy(memory_kind kind, void *dst, const void *src, size_t bytes,
                 enum cudaMemcpyKind direction, const char *operand)
 {
+    if (kind == HOST_MEMORY)
+        return 1;
     if (kind != DEVICE_MEMORY) {
         memcpy(dst, src, bytes);
         return 1;
@@ -64,12 +71,11 @@ static int copy(memory_kind kind, void *dst, const void *src, size_t bytes,
     return cuda_ok(cudaMemcpy(dst, src, bytes, direction), action, operand);
 }
 
-/* One case with A, B and C in GPU memory of the given kind, guards and padding included. */
-static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
+/* One case with A, B and C in memory of the given kinds, guards and padding included. */
+static void run_case(const memory_kind kinds[3], const char *kind_name, const tb_gemm_case *gc, tb_rng *rng)
 {
     char label[300];
-    static const char *const kind_names[] = {"device pointers", "managed memory", "pinned memory"};
-    tb_case_label(gc, kind_names[kind], label, sizeof label);
+    tb_case_label(gc, kind_name, label, sizeof label);
     tb_gemm_operands ops;
     tb_operands_make(&ops, gc, rng);
     tb_matrix got;
@@ -79,15 +85,18 @@ static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
     tb_matrix *const host[] = {&ops.a, &ops.b, &got};
     static const char *const names[] = {"A", "B", "C"};
     float *gpu[] = {NULL, NULL, NULL};
+    for (int i = 0; i < 3; i++)
+        if (kinds[i] == HOST_MEMORY)
+            gpu[i] = host[i]->base;
     int ok = 1;
     for (int i = 0; i < 3 && ok; i++)
-        ok = gpu_alloc(kind, &gpu[i], alloc_bytes(host[i]), names[i]) &&
-             copy(kind, gpu[i], host[i]->base, alloc_bytes(host[i]), cudaMemcpyHostToDevice,
+        ok = gpu_alloc(kinds[i], &gpu[i], alloc_bytes(host[i]), names[i]) &&
+             copy(kinds[i], gpu[i], host[i]->base, alloc_bytes(host[i]), cudaMemcpyHostToDevice,
                   names[i]);
     if (ok)
         tb_call_tiledblas(gc, gpu[0] + TB_GUARD, gpu[1] + TB_GUARD, gpu[2] + TB_GUARD);
     for (int i = 0; i < 3 && ok; i++)
-        ok = copy(kind, host[i]->base, gpu[i], alloc_bytes(host[i]), cudaMemcpyDeviceToHost,
+        ok = copy(kinds[i], host[i]->base, gpu[i], alloc_bytes(host[i]), cudaMemcpyDeviceToHost,
                   names[i]);
     size_t problems = 1;
     if (ok) {
@@ -97,14 +106,36 @@ static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
         tb_matrix_free(&ref);
     }
     for (int i = 0; i < 3; i++)
-        gpu_free(kind, gpu[i]);
+        gpu_free(kinds[i], gpu[i]);
     tb_tally_record(&tally, problems == 0, label);
     tb_matrix_free(&got);
     tb_operands_free(&ops);
 }
 
-int main(void)
+static void run_gpu_case(memory_kind kind, const tb_gemm_case *gc, tb_rng *rng)
 {
+    static const char *const kind_names[] = {"device pointers", "managed memory", "pinned memory"};
+    const memory_kind kinds[3] = {kind, kind, kind};
+    run_case(kinds, kind_names[kind], gc, rng);
+}
+
+/* Managed C, A and B in host memory: large enough (1.4 MB each) to miss a 1 MB device budget. */
+static void run_mixed_cases(tb_rng *rng)
+{
+    static const memory_kind kinds[3] = {HOST_MEMORY, HOST_MEMORY, MANAGED_MEMORY};
+    for (int li = 0; li < 2; li++) {
+        tb_gemm_case gc = {.layout = tb_layouts[li], .trans_a = TB_NO_TRANS, .trans_b = TB_TRANS,
+                           .m = 600, .n = 610, .k = 620, .alpha = 0.9f, .beta = 0.0f};
+        tb_case_set_ld(&gc, 1, 0, 3);
+        run_case(kinds, "managed C, host A and B", &gc, rng);
+        gc.beta = -0.6f;
+        run_case(kinds, "managed C, host A and B", &gc, rng);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const int mixed_only = argc > 1 && strcmp(argv[1], "--mixed-only") == 0;
     int devices = 0;
     if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
         printf("SKIP: CUDA sees no device\n");
@@ -122,6 +153,9 @@ int main(void)
     static const float scalar_pairs[][2] = {{1.0f, 0.0f}, {0.7f, -1.3f}};
     tb_rng rng;
     tb_rng_seed(&rng, 99);
+    run_mixed_cases(&rng);
+    if (mixed_only)
+        return tb_tally_report(&tally);
 
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (int li = 0; li < 2; li++)
