@@ -13,10 +13,10 @@
  * workers spin briefly after a job before sleeping, and for the whole of a GPU
  * call (a burst, which hands them a job every few hundred microseconds) they
  * are woken at its start and spin between its jobs. Spinning, they yield the
- * CPU every few microseconds: with every CPU spinning, a thread woken or
+ * CPU every microsecond or so: with every CPU spinning, a thread woken or
  * preempted (the next GPU caller, a copy thread holding a piece) otherwise
  * waited for a time slice, and four threads calling at once ran at 0.92 of
- * the same calls one at a time on the H100 machine (0.99 yielding).
+ * the same calls one at a time on the H100 machine (0.96-0.99 yielding).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -87,7 +87,7 @@ static int spin_until(int (*done)(void), double spin)
     for (int i = 0;; i++) {
         if (done())
             return 1;
-        if ((i & 63) == 63) {
+        if ((i & 15) == 15) {
             if (tb_seconds_now() - start > spin && atomic_load(&pool.bursts) == 0)
                 return 0;
             sched_yield(); /* a thread waiting for this CPU runs now, not a time slice later */
