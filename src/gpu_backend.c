@@ -31,6 +31,7 @@ static struct {
     cudaStream_t stream;
     /* Calls take turns on the device, its workspace and the pinned staging. */
     pthread_mutex_t lock;
+    cudaError_t memory_query_error; /* (under lock) the turn's failed cudaMemGetInfo, if any */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -252,15 +253,22 @@ static size_t device_reserve(size_t total)
     return total / 64 > least ? total / 64 : least;
 }
 
+/*
+ * A failed query leaves no budget: the call then finds itself out of memory,
+ * and end_turn reports the query's error instead, so that a broken device is
+ * disabled rather than every call sent to the CPU as too large.
+ */
 size_t tb_gpu_memory_budget(void)
 {
-    size_t free_bytes = 0, total = 0, budget = workspace.bytes;
+    size_t free_bytes = 0, total = 0, budget = 0;
     /* Our own workspace counts as free: growing it frees it first. */
-    if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess) {
+    const cudaError_t status = cudaMemGetInfo(&free_bytes, &total);
+    if (status == cudaSuccess) {
         const size_t usable = free_bytes + workspace.bytes, reserve = device_reserve(total);
         budget = usable > reserve ? usable - reserve : 0;
     } else {
-        cudaGetLastError(); /* the next real operation reports a broken device */
+        gpu.memory_query_error = status;
+        cudaGetLastError(); /* a later launch check must not take it for its own */
     }
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
     if (cap && cap < budget)
@@ -355,15 +363,17 @@ static cudaError_t download_c(const tb_call *call, const operand *c)
         return cudaErrorMemoryAllocation;
     cudaError_t status = tb_gpu_copy_block(landing ? landing : call->c, landing ? m : call->ldc, c->device,
                                            c->device_ld, m, n, cudaMemcpyDeviceToHost, gpu.stream);
+    /* Also after a failed copy: columns already queued must land before their buffer is freed. */
+    const cudaError_t synced = cudaStreamSynchronize(gpu.stream);
     if (status == cudaSuccess)
-        status = cudaStreamSynchronize(gpu.stream);
+        status = synced;
     if (status == cudaSuccess && landing)
         tb_host_copy(call->c, call->ldc, landing, m, m, n);
     free(landing);
     return status;
 }
 
-static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
+static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel)
 {
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
     const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
@@ -426,6 +436,15 @@ static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
     if ((status = tb_kernel_launch(kernel, &args, gpu.stream)) != cudaSuccess)
         return status;
     return c.resident ? cudaStreamSynchronize(gpu.stream) : download_c(call, &c);
+}
+
+/* After an error, copies already queued must not outlive the call: the CPU fallback writes C. */
+static cudaError_t run_call(const tb_call *call, unsigned resident, int kernel)
+{
+    const cudaError_t status = queue_call(call, resident, kernel);
+    if (status != cudaSuccess)
+        cudaStreamSynchronize(gpu.stream);
+    return status;
 }
 
 /* An n^3 launch on whatever the workspace holds: only its duration matters. */
@@ -532,6 +551,7 @@ static cudaError_t begin_turn(gpu_turn *turn)
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
                     driver.get_current(&turn->saved) == CUDA_SUCCESS;
+    gpu.memory_query_error = cudaSuccess;
     return cudaSetDevice(gpu.device);
 }
 
@@ -539,6 +559,8 @@ static cudaError_t begin_turn(gpu_turn *turn)
 static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
 {
     tb_gpu_status result = TB_GPU_OK;
+    if (status == cudaErrorMemoryAllocation && gpu.memory_query_error != cudaSuccess)
+        status = gpu.memory_query_error; /* out of memory only because the device could not say */
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky */
         result = TB_GPU_NO_MEMORY;
