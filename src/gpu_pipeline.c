@@ -75,7 +75,37 @@ static int compute_index(int s)
     return s % COMPUTE_STREAMS;
 }
 
-static cudaError_t create_resources(pipeline *p)
+static void destroy_stream(cudaStream_t *stream)
+{
+    if (*stream)
+        cudaStreamDestroy(*stream);
+    *stream = NULL;
+}
+
+static void destroy_event(cudaEvent_t *event)
+{
+    if (*event)
+        cudaEventDestroy(*event);
+    *event = NULL;
+}
+
+/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh, leaking nothing. */
+static void destroy_resources(pipeline *p)
+{
+    destroy_stream(&p->h2d);
+    destroy_stream(&p->d2h);
+    for (int c = 0; c < COMPUTE_STREAMS; c++)
+        destroy_stream(&p->compute[c]);
+    for (int s = 0; s < SLOTS; s++) {
+        destroy_event(&p->staged[s]);
+        destroy_event(&p->computed[s]);
+        destroy_event(&p->drained[s]);
+    }
+    for (int part = 0; part < LAST_PANEL_PARTS; part++)
+        destroy_event(&p->part_drained[part]);
+}
+
+static cudaError_t create_streams_and_events(pipeline *p)
 {
     cudaError_t status;
     if ((status = cudaStreamCreateWithFlags(&p->h2d, cudaStreamNonBlocking)) != cudaSuccess ||
@@ -92,8 +122,16 @@ static cudaError_t create_resources(pipeline *p)
     for (int part = 0; part < LAST_PANEL_PARTS; part++)
         if ((status = cudaEventCreateWithFlags(&p->part_drained[part], cudaEventDisableTiming)) != cudaSuccess)
             return status;
-    p->ready = 1;
     return cudaSuccess;
+}
+
+static cudaError_t create_resources(pipeline *p)
+{
+    const cudaError_t status = create_streams_and_events(p);
+    if (status != cudaSuccess)
+        destroy_resources(p);
+    p->ready = status == cudaSuccess;
+    return status;
 }
 
 /*

@@ -24,11 +24,27 @@ static struct {
     int ready;
 } staged;
 
+/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh, leaking nothing. */
+static void destroy_resources(void)
+{
+    for (int i = 0; i < CHUNKS; i++)
+        if (staged.landed[i]) {
+            cudaEventDestroy(staged.landed[i]);
+            staged.landed[i] = NULL;
+        }
+    if (staged.stream) {
+        cudaStreamDestroy(staged.stream);
+        staged.stream = NULL;
+    }
+}
+
 static cudaError_t create_resources(void)
 {
     cudaError_t status = cudaStreamCreateWithFlags(&staged.stream, cudaStreamNonBlocking);
     for (int i = 0; i < CHUNKS && status == cudaSuccess; i++)
         status = cudaEventCreateWithFlags(&staged.landed[i], cudaEventDisableTiming);
+    if (status != cudaSuccess)
+        destroy_resources();
     staged.ready = status == cudaSuccess;
     return status;
 }
