@@ -166,6 +166,11 @@ if want sanitize; then
     # The default kernel's launches over slices of a long K, with and without scratch.
     step memcheck-chains 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BUILD/tests/test_chains"
+    # The pipelined host path, host memory in and out: op(A)'s rows x K odd (the panels after it packed
+    # to stay aligned), five panels with the last in halves; beta = 1 and, in alternation, 0.
+    step memcheck-pipeline 120 "$OUT/sanitize.log" env TILEDBLAS_DEVICE=gpu TILEDBLAS_PIPELINE_MIN_FLOPS=0 \
+        compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$BENCH" --e2e --sizes 1023x1025x513,67x1280x600 --trans NN,TT --no-openblas --reps 1 --beta 1
     # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
     step memcheck-stream-k 120 "$OUT/sanitize.log" compute-sanitizer --tool memcheck --error-exitcode 9 \
         "$BENCH" --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1

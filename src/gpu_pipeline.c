@@ -145,10 +145,14 @@ static int64_t slot_floats(const tb_call *call, int64_t rows, int64_t width)
     return panels > slice ? panels : slice;
 }
 
-/* Device floats: a row block of op(A), then per slot a B panel and a C panel. */
+/*
+ * Device floats: a row block of op(A), packed so that the panels after it keep
+ * the kernels' 128-bit loads aligned, then per slot a B panel and a C panel
+ * (whole multiples of MIN_PANEL columns: aligned too).
+ */
 static int64_t device_floats(const tb_call *call, int64_t rows, int64_t width)
 {
-    return rows * call->k + SLOTS * ((int64_t)call->k * width + rows * width);
+    return tb_packed_floats(rows * call->k) + SLOTS * ((int64_t)call->k * width + rows * width);
 }
 
 /* The most rows per block that `width`-column panels leave room for, or 0. */
@@ -157,7 +161,7 @@ static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned,
     const int64_t k = call->k, per_slot = pinned / SLOTS;
     const int64_t by_panels = (per_slot - k * width) / width, by_slice = per_slot - SLOTS * width;
     const int64_t by_pinned = by_panels < by_slice ? by_panels : by_slice;
-    const int64_t by_device = (device - SLOTS * k * width) / (k + SLOTS * width);
+    const int64_t by_device = (device - tb_packed_floats(1) - SLOTS * k * width) / (k + SLOTS * width);
     int64_t rows = by_pinned < by_device ? by_pinned : by_device;
     rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;
     return rows > 0 ? rows : 0;
@@ -600,7 +604,8 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     const tb_call first_block = tb_call_block(call, 0, m < rows ? m : rows, 0, call->n);
     enter_block(&r, &first_block);
     const int64_t needed = device_floats(call, rows, width);
-    int64_t scratch = largest_scratch(&r);
+    /* Packed: the second stream's scratch follows the first. */
+    int64_t scratch = tb_packed_floats(largest_scratch(&r));
     if (scratch > 0 && !tb_gpu_device_fits((size_t)(needed + COMPUTE_STREAMS * scratch)))
         scratch = 0;
     if (!tb_gpu_device_fits((size_t)needed))
@@ -609,7 +614,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
         return status;
     r.a_dev = device;
     for (int s = 0; s < SLOTS; s++) {
-        r.b_dev[s] = device + rows * k + s * (k * width + rows * width);
+        r.b_dev[s] = device + tb_packed_floats(rows * k) + s * (k * width + rows * width);
         r.c_dev[s] = r.b_dev[s] + k * width;
         r.b_pin[s] = pinned + s * r.slot_floats;
         r.c_out_pin[s] = r.b_pin[s] + k * width;
