@@ -592,8 +592,11 @@ struct Multistage {
  * out. The rates are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
  * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
  * 0: not measured there, never chosen. They predate whole-sector copies at one
- * block per SM (session 18), which ran an operand along k in the wide side
- * 8-10% faster (8192x128x8192): to be measured again. The FMAs go in zig-zag order in the
+ * block per SM (session 18): measured again in session 19, an operand along k
+ * in the wide side of the 8x16 tiles ran 4-8% above its rate here and both
+ * along k 10-13%, while each storage's first-ranked shape stayed its fastest
+ * or within 1% of it; the table awaits a before-and-after run of the shape
+ * list. The FMAs go in zig-zag order in the
  * storages where that order ran faster in --tune at both sizes (session 15,
  * the mean of the two: 0.7-3.3% with one operand along k for the 8x16 tiles,
  * 4.7% with B along k for 128x64x8, 1.7-2.6% with neither for 128x128x8 and
