@@ -31,7 +31,8 @@ static struct {
     cudaStream_t stream;
     /* Calls take turns on the device, its workspace and the pinned staging. */
     pthread_mutex_t lock;
-    cudaError_t memory_query_error; /* (under lock) the turn's failed cudaMemGetInfo, if any */
+    cudaError_t memory_query;   /* (under lock) the last cudaMemGetInfo's status */
+    int refused_unknown_budget; /* (under lock) the last fit check said no because that query failed */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
@@ -253,21 +254,16 @@ static size_t device_reserve(size_t total)
     return total / 64 > least ? total / 64 : least;
 }
 
-/*
- * A failed query leaves no budget: the call then finds itself out of memory,
- * and end_turn reports the query's error instead, so that a broken device is
- * disabled rather than every call sent to the CPU as too large.
- */
+/* A failed query leaves no budget (see tb_gpu_device_fits). */
 size_t tb_gpu_memory_budget(void)
 {
     size_t free_bytes = 0, total = 0, budget = 0;
     /* Our own workspace counts as free: growing it frees it first. */
-    const cudaError_t status = cudaMemGetInfo(&free_bytes, &total);
-    if (status == cudaSuccess) {
+    gpu.memory_query = cudaMemGetInfo(&free_bytes, &total);
+    if (gpu.memory_query == cudaSuccess) {
         const size_t usable = free_bytes + workspace.bytes, reserve = device_reserve(total);
         budget = usable > reserve ? usable - reserve : 0;
     } else {
-        gpu.memory_query_error = status;
         cudaGetLastError(); /* a later launch check must not take it for its own */
     }
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
@@ -276,12 +272,23 @@ size_t tb_gpu_memory_budget(void)
     return budget / sizeof(float);
 }
 
+/*
+ * A call refused because the device could not say how much memory is free
+ * fails with the query's error rather than out of memory (end_turn), so that
+ * a broken device is disabled instead of every call going to the CPU as too
+ * large; the last check decides, so a real shortage later in the turn stays one.
+ */
 int tb_gpu_device_fits(size_t floats)
 {
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
+    gpu.refused_unknown_budget = 0;
     if (cap && floats * sizeof(float) > cap)
         return 0;
-    return floats * sizeof(float) <= workspace.bytes || floats <= tb_gpu_memory_budget();
+    if (floats * sizeof(float) <= workspace.bytes)
+        return 1;
+    const int fits = floats <= tb_gpu_memory_budget();
+    gpu.refused_unknown_budget = !fits && gpu.memory_query != cudaSuccess;
+    return fits;
 }
 
 /* The old buffer goes first: both may not fit at once. */
@@ -551,7 +558,7 @@ static cudaError_t begin_turn(gpu_turn *turn)
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
                     driver.get_current(&turn->saved) == CUDA_SUCCESS;
-    gpu.memory_query_error = cudaSuccess;
+    gpu.refused_unknown_budget = 0;
     return cudaSetDevice(gpu.device);
 }
 
@@ -559,8 +566,8 @@ static cudaError_t begin_turn(gpu_turn *turn)
 static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
 {
     tb_gpu_status result = TB_GPU_OK;
-    if (status == cudaErrorMemoryAllocation && gpu.memory_query_error != cudaSuccess)
-        status = gpu.memory_query_error; /* out of memory only because the device could not say */
+    if (status == cudaErrorMemoryAllocation && gpu.refused_unknown_budget)
+        status = gpu.memory_query; /* out of memory only because the device could not say */
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky */
         result = TB_GPU_NO_MEMORY;
