@@ -452,7 +452,8 @@ static int64_t deepest_piece(const run_state *r)
     const int64_t per_depth = (r->pinned & TB_RESIDENT_A ? 0 : call->m) +
                               (r->pinned & TB_RESIDENT_B ? 0 : panel_start(&r->panels, r->lead));
     int64_t most = per_depth > 0 ? r->slot_floats / per_depth : call->k;
-    most -= most >= DEPTH_ALIGN ? most % DEPTH_ALIGN : 0;
+    /* Shallower than a tile, still a multiple of 4: a transposed op(A)'s slices keep 16-byte alignment. */
+    most -= most >= DEPTH_ALIGN ? most % DEPTH_ALIGN : most >= 4 ? most % 4 : 0;
     return most < 1 ? 1 : most > call->k ? call->k : most;
 }
 

@@ -84,7 +84,7 @@ static struct {
 static int spin_until(int (*done)(void), double spin)
 {
     const double start = tb_seconds_now();
-    for (int i = 0;; i++) {
+    for (unsigned i = 0;; i++) { /* unsigned: a burst may keep it spinning past 2^31 */
         if (done())
             return 1;
         if ((i & 15) == 15) {
