@@ -24,12 +24,18 @@ static struct {
     int ready;
 } staged;
 
-/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh. */
+/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh, leaking nothing. */
 static void destroy_resources(void)
 {
     for (int i = 0; i < CHUNKS; i++)
-        tb_destroy_event(&staged.landed[i]);
-    tb_destroy_stream(&staged.stream);
+        if (staged.landed[i]) {
+            cudaEventDestroy(staged.landed[i]);
+            staged.landed[i] = NULL;
+        }
+    if (staged.stream) {
+        cudaStreamDestroy(staged.stream);
+        staged.stream = NULL;
+    }
 }
 
 static cudaError_t create_resources(void)
