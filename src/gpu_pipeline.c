@@ -75,34 +75,20 @@ static int compute_index(int s)
     return s % COMPUTE_STREAMS;
 }
 
-static void destroy_stream(cudaStream_t *stream)
-{
-    if (*stream)
-        cudaStreamDestroy(*stream);
-    *stream = NULL;
-}
-
-static void destroy_event(cudaEvent_t *event)
-{
-    if (*event)
-        cudaEventDestroy(*event);
-    *event = NULL;
-}
-
-/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh, leaking nothing. */
+/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh. */
 static void destroy_resources(pipeline *p)
 {
-    destroy_stream(&p->h2d);
-    destroy_stream(&p->d2h);
+    tb_destroy_stream(&p->h2d);
+    tb_destroy_stream(&p->d2h);
     for (int c = 0; c < COMPUTE_STREAMS; c++)
-        destroy_stream(&p->compute[c]);
+        tb_destroy_stream(&p->compute[c]);
     for (int s = 0; s < SLOTS; s++) {
-        destroy_event(&p->staged[s]);
-        destroy_event(&p->computed[s]);
-        destroy_event(&p->drained[s]);
+        tb_destroy_event(&p->staged[s]);
+        tb_destroy_event(&p->computed[s]);
+        tb_destroy_event(&p->drained[s]);
     }
     for (int part = 0; part < LAST_PANEL_PARTS; part++)
-        destroy_event(&p->part_drained[part]);
+        tb_destroy_event(&p->part_drained[part]);
 }
 
 static cudaError_t create_streams_and_events(pipeline *p)
@@ -161,6 +147,7 @@ static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned,
     const int64_t k = call->k, per_slot = pinned / SLOTS;
     const int64_t by_panels = (per_slot - k * width) / width, by_slice = per_slot - SLOTS * width;
     const int64_t by_pinned = by_panels < by_slice ? by_panels : by_slice;
+    /* tb_packed_floats(1): the most that packing op(A)'s block can add. */
     const int64_t by_device = (device - tb_packed_floats(1) - SLOTS * k * width) / (k + SLOTS * width);
     int64_t rows = by_pinned < by_device ? by_pinned : by_device;
     rows = rows >= call->m ? call->m : rows / ROW_ALIGN * ROW_ALIGN;

@@ -24,18 +24,12 @@ static struct {
     int ready;
 } staged;
 
-/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh, leaking nothing. */
+/* After a failed creation (out of memory leaves the GPU usable): the next call starts afresh. */
 static void destroy_resources(void)
 {
     for (int i = 0; i < CHUNKS; i++)
-        if (staged.landed[i]) {
-            cudaEventDestroy(staged.landed[i]);
-            staged.landed[i] = NULL;
-        }
-    if (staged.stream) {
-        cudaStreamDestroy(staged.stream);
-        staged.stream = NULL;
-    }
+        tb_destroy_event(&staged.landed[i]);
+    tb_destroy_stream(&staged.stream);
 }
 
 static cudaError_t create_resources(void)

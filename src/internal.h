@@ -165,6 +165,19 @@ cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
 cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
 /* Floats of pinned staging allowed (TILEDBLAS_PINNED_MB). */
 size_t tb_gpu_pinned_budget(void);
+/* Destroy a stream or event if made, and forget it: after a failed creation, a retry leaks nothing. */
+static inline void tb_destroy_stream(cudaStream_t *stream)
+{
+    if (*stream)
+        cudaStreamDestroy(*stream);
+    *stream = NULL;
+}
+static inline void tb_destroy_event(cudaEvent_t *event)
+{
+    if (*event)
+        cudaEventDestroy(*event);
+    *event = NULL;
+}
 
 /* --- staged GPU path for host operands (src/gpu_staged.c), under the GPU lock --- */
 int tb_staged_fits(const tb_call *call, int kernel);
