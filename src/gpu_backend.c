@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "kernels.h"
@@ -170,41 +169,6 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     if (managed)
         return TB_MEM_MANAGED;
     return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : type == CU_MEMORYTYPE_HOST ? TB_MEM_PINNED : TB_MEM_HOST;
-}
-
-/* Where the brk heap starts: its [heap] line, or the break itself while there is no heap yet; 0 unknown. */
-static uintptr_t heap_start;
-static pthread_once_t heap_once = PTHREAD_ONCE_INIT;
-static atomic_int heap_found; /* heap_start is final: one pthread_once call less per SGEMM */
-
-static void find_heap_start(void)
-{
-    const uintptr_t brk_now = (uintptr_t)sbrk(0);
-    FILE *maps = fopen("/proc/self/maps", "r");
-    if (!maps)
-        return;
-    char line[512];
-    uintptr_t start = brk_now;
-    while (fgets(line, sizeof line, maps)) {
-        unsigned long lo;
-        if (strstr(line, "[heap]") && sscanf(line, "%lx-", &lo) == 1) {
-            start = (uintptr_t)lo;
-            break;
-        }
-    }
-    fclose(maps);
-    heap_start = brk_now != (uintptr_t)-1 ? start : 0;
-    atomic_store_explicit(&heap_found, 1, memory_order_release);
-}
-
-void tb_brk_heap(uintptr_t *start, uintptr_t *end)
-{
-    if (!atomic_load_explicit(&heap_found, memory_order_acquire))
-        pthread_once(&heap_once, find_heap_start);
-    const uintptr_t brk_now = (uintptr_t)sbrk(0);
-    const int known = heap_start && brk_now != (uintptr_t)-1;
-    *start = known ? heap_start : 0;
-    *end = known ? brk_now : 0;
 }
 
 int tb_gpu_device(void)

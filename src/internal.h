@@ -126,14 +126,23 @@ int tb_gpu_usable(void);         /* initialises CUDA on first use */
 const char *tb_gpu_unusable_reason(void);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
+/* --- host memory known without the driver (src/host_ranges.c) --- */
+typedef struct {
+    uintptr_t start, end;
+} tb_host_range;
+/* For the calling thread, now: the brk heap, its stack above the current frame, the program's segments. */
+typedef struct {
+    tb_host_range heap, stack;
+    const tb_host_range *program;
+    int program_segments;
+} tb_certain_host;
+void tb_certain_host_ranges(tb_certain_host *where);
 /*
- * The brk heap as it is now, [*start, *end): it holds only ordinary host
- * memory (device and managed allocations are mappings of their own), so an
- * operand inside needs no question to the driver (a few nanoseconds against
- * ~0.3 us). Such memory may still be registered (pinned), so it stands in
- * only where that cannot matter. Both 0 when unknown.
+ * Whether [p, p + bytes) is ordinary host memory by those ranges alone (a few
+ * nanoseconds against ~0.3 us for the driver's answer). It may still be
+ * registered (pinned): use it only where that cannot matter.
  */
-void tb_brk_heap(uintptr_t *start, uintptr_t *end);
+int tb_is_certain_host(const tb_certain_host *where, const void *p, size_t bytes);
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
 /* The device the GPU path runs on (valid once tb_gpu_usable()). */

@@ -22,8 +22,9 @@ static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld)
 
 /*
  * small: the call is below the GPU floor, so whether its operands are pinned
- * cannot matter, and those in the brk heap need no question to the driver
- * (about 0.3 us each, as much as a whole 16^3 SGEMM on the CPU).
+ * cannot matter, and those in memory certainly on the host (host_ranges.c)
+ * need no question to the driver (about 0.3 us each, as much as a whole 16^3
+ * SGEMM on the CPU).
  */
 static residency find_residency(const tb_call *call, int reads_ab, int small)
 {
@@ -34,12 +35,11 @@ static residency find_residency(const tb_call *call, int reads_ab, int small)
         call->trans_a ? span_bytes(call->k, call->m, call->lda) : span_bytes(call->m, call->k, call->lda),
         call->trans_b ? span_bytes(call->n, call->k, call->ldb) : span_bytes(call->k, call->n, call->ldb),
         span_bytes(call->m, call->n, call->ldc)};
-    uintptr_t heap_start = 0, heap_end = 0;
+    tb_certain_host host = {{0, 0}, {0, 0}, NULL, 0};
     if (small)
-        tb_brk_heap(&heap_start, &heap_end);
+        tb_certain_host_ranges(&host);
     for (int i = 0; i < 3; i++) {
-        const uintptr_t at = (uintptr_t)operands[i];
-        if (!operands[i] || (at >= heap_start && at < heap_end && spans[i] <= heap_end - at))
+        if (!operands[i] || tb_is_certain_host(&host, operands[i], spans[i]))
             continue;
         if (!tb_process_has_cuda()) /* asked only now: it walks the loaded objects */
             return where;

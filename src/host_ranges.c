@@ -1,0 +1,125 @@
+/*
+ * Address ranges that hold ordinary host memory for certain, so that an
+ * operand inside one needs no question to the CUDA driver: a query costs about
+ * 0.3 us once CUDA is loaded (and a walk of the loaded objects before), as
+ * much as a whole 16^3 SGEMM on the CPU. Device and managed allocations are
+ * mappings of their own, never inside these:
+ *   - the brk heap, where malloc puts the main thread's small blocks;
+ *   - the calling thread's stack, from the current frame up to its top (all of
+ *     it live, so no other mapping can sit there);
+ *   - the program's own loaded segments (static and global arrays), which stay
+ *     mapped for the life of the process.
+ * Such memory may still be registered (pinned), so the ranges stand in for the
+ * driver only where that cannot matter.
+ */
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Executables have 2-5 loadable segments; a program with more is only asked about more often. */
+#define MAX_SEGMENTS 8
+
+static struct {
+    pthread_once_t once;
+    atomic_int found; /* the fields below are final: one pthread_once call less per SGEMM */
+    uintptr_t heap_start; /* the [heap] line, or the break itself while there is no heap yet; 0 unknown */
+    int segments;
+    tb_host_range program[MAX_SEGMENTS];
+} fixed = {.once = PTHREAD_ONCE_INIT};
+
+/* The top of the calling thread's stack, 0 unknown; found at its first SGEMM. Initial-exec: a
+ * general-dynamic TLS access is a call into the loader, costing more than the rest of the check. */
+static _Thread_local uintptr_t stack_top __attribute__((tls_model("initial-exec")));
+static _Thread_local int stack_asked __attribute__((tls_model("initial-exec")));
+
+static uintptr_t find_heap_start(void)
+{
+    const uintptr_t brk_now = (uintptr_t)sbrk(0);
+    if (brk_now == (uintptr_t)-1)
+        return 0;
+    FILE *maps = fopen("/proc/self/maps", "r");
+    if (!maps)
+        return 0;
+    char line[512];
+    uintptr_t start = brk_now;
+    while (fgets(line, sizeof line, maps)) {
+        unsigned long lo;
+        if (strstr(line, "[heap]") && sscanf(line, "%lx-", &lo) == 1) {
+            start = (uintptr_t)lo;
+            break;
+        }
+    }
+    fclose(maps);
+    return start;
+}
+
+/* dl_iterate_phdr visitor: the first object is the program itself. */
+static int note_program_segments(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size, (void)data;
+    for (int i = 0; i < info->dlpi_phnum && fixed.segments < MAX_SEGMENTS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && ph->p_memsz > 0)
+            fixed.program[fixed.segments++] =
+                (tb_host_range){info->dlpi_addr + ph->p_vaddr, info->dlpi_addr + ph->p_vaddr + ph->p_memsz};
+    }
+    return 1;
+}
+
+static void find_fixed_ranges(void)
+{
+    fixed.heap_start = find_heap_start();
+    dl_iterate_phdr(note_program_segments, NULL);
+    atomic_store_explicit(&fixed.found, 1, memory_order_release);
+}
+
+static uintptr_t find_stack_top(void)
+{
+    pthread_attr_t attr;
+    void *low = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return 0;
+    const int known = pthread_attr_getstack(&attr, &low, &size) == 0;
+    pthread_attr_destroy(&attr);
+    return known ? (uintptr_t)low + size : 0;
+}
+
+void tb_certain_host_ranges(tb_certain_host *where)
+{
+    if (!atomic_load_explicit(&fixed.found, memory_order_acquire))
+        pthread_once(&fixed.once, find_fixed_ranges);
+    if (!stack_asked) {
+        stack_top = find_stack_top();
+        stack_asked = 1;
+    }
+    const uintptr_t brk_now = (uintptr_t)sbrk(0);
+    const int heap_known = fixed.heap_start && brk_now != (uintptr_t)-1;
+    where->heap = (tb_host_range){heap_known ? fixed.heap_start : 0, heap_known ? brk_now : 0};
+    /* Everything from this frame up is live stack: the caller's arrays are in it. */
+    const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    where->stack = (tb_host_range){stack_top > here ? here : 0, stack_top > here ? stack_top : 0};
+    where->program = fixed.program;
+    where->program_segments = fixed.segments;
+}
+
+static int inside(tb_host_range r, uintptr_t at, size_t bytes)
+{
+    return at >= r.start && at < r.end && bytes <= r.end - at;
+}
+
+int tb_is_certain_host(const tb_certain_host *where, const void *p, size_t bytes)
+{
+    const uintptr_t at = (uintptr_t)p;
+    if (inside(where->heap, at, bytes) || inside(where->stack, at, bytes))
+        return 1;
+    for (int i = 0; i < where->program_segments; i++)
+        if (inside(where->program[i], at, bytes))
+            return 1;
+    return 0;
+}
