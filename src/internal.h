@@ -130,19 +130,29 @@ int tb_process_has_cuda(void);
 typedef struct {
     uintptr_t start, end;
 } tb_host_range;
-/* For the calling thread, now: the brk heap, its stack above the current frame, the program's segments. */
+/* For the calling thread, now: the brk heap, then (found only when needed) its stack above the
+ * current frame and the program's segments. */
 typedef struct {
     tb_host_range heap, stack;
     const tb_host_range *program;
     int program_segments;
+    int beyond_heap_known; /* stack and program are filled in */
 } tb_certain_host;
 void tb_certain_host_ranges(tb_certain_host *where);
+/* Whether [p, p + bytes) lies in the stack or program ranges, which it fills in on first need. */
+int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes);
 /*
  * Whether [p, p + bytes) is ordinary host memory by those ranges alone (a few
  * nanoseconds against ~0.3 us for the driver's answer). It may still be
  * registered (pinned): use it only where that cannot matter.
  */
-int tb_is_certain_host(const tb_certain_host *where, const void *p, size_t bytes);
+static inline int tb_is_certain_host(tb_certain_host *where, const void *p, size_t bytes)
+{
+    const uintptr_t at = (uintptr_t)p;
+    if (at >= where->heap.start && at < where->heap.end && bytes <= where->heap.end - at)
+        return 1;
+    return tb_is_certain_host_beyond_heap(where, at, bytes);
+}
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
 /* The device the GPU path runs on (valid once tb_gpu_usable()). */

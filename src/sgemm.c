@@ -35,11 +35,11 @@ static residency find_residency(const tb_call *call, int reads_ab, int small)
         call->trans_a ? span_bytes(call->k, call->m, call->lda) : span_bytes(call->m, call->k, call->lda),
         call->trans_b ? span_bytes(call->n, call->k, call->ldb) : span_bytes(call->k, call->n, call->ldb),
         span_bytes(call->m, call->n, call->ldc)};
-    tb_certain_host host = {{0, 0}, {0, 0}, NULL, 0};
+    tb_certain_host host;
     if (small)
         tb_certain_host_ranges(&host);
     for (int i = 0; i < 3; i++) {
-        if (!operands[i] || tb_is_certain_host(&host, operands[i], spans[i]))
+        if (!operands[i] || (small && tb_is_certain_host(&host, operands[i], spans[i])))
             continue;
         if (!tb_process_has_cuda()) /* asked only now: it walks the loaded objects */
             return where;
