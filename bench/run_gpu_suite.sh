@@ -115,7 +115,7 @@ if want bench; then
             --sizes 2048,4096,8192 --no-openblas --reps 5
     done
     # Four threads calling at once against the same calls one at a time.
-    bench e2e-threads 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096 --threads 4 --no-openblas --reps 10
+    bench e2e-threads 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 256,512,1024,2048,4096 --threads 4 --no-openblas --reps 10
     # Where the time of one call goes, stage by stage.
     bench timeline 90 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
 fi

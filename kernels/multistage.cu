@@ -553,11 +553,12 @@ struct Multistage {
      */
     static int cluster_capacity(int splits)
     {
-        static int capacity[CLUSTER_SPLIT_MAX + 1]; /* 0: not asked yet; -1: none */
+        static std::atomic<int> capacity[CLUSTER_SPLIT_MAX + 1]; /* 0: not asked yet; -1: none */
         if (splits < 2 || splits > CLUSTER_SPLIT_MAX || CLUSTER_BYTES > max_block_smem() ||
             device_attribute<cudaDevAttrComputeCapabilityMajor>(0) < 9)
             return 0;
-        if (!capacity[splits]) {
+        int known = capacity[splits].load(std::memory_order_relaxed);
+        if (!known) {
             const auto kernel = sgemm_multistage<S, false, false, true>;
             cudaFuncAttributes compiled;
             cudaLaunchAttribute cluster;
@@ -568,9 +569,10 @@ struct Multistage {
                             cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) == cudaSuccess;
             if (!ok)
                 cudaGetLastError();
-            capacity[splits] = ok && clusters > 0 ? clusters : -1;
+            known = ok && clusters > 0 ? clusters : -1;
+            capacity[splits].store(known, std::memory_order_relaxed);
         }
-        return capacity[splits] > 0 ? capacity[splits] : 0;
+        return known > 0 ? known : 0;
     }
 };
 

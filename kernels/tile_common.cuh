@@ -9,6 +9,7 @@
 #define TILEDBLAS_KERNELS_TILE_COMMON_CUH
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
@@ -153,18 +154,21 @@ static inline bool vector_friendly(const tb_gemm_args *p)
     return aligned(p->a, p->lda) && aligned(p->b, p->ldb) && aligned(p->c, p->ldc);
 }
 
-/* An attribute of the current device, read once (a process uses one device), or `fallback`. */
+/* An attribute of the current device, read once (a process uses one device), or `fallback`.
+ * Atomic: calls on both lanes plan their launches at once. */
 template <cudaDeviceAttr ATTRIBUTE>
 static inline int device_attribute(int fallback)
 {
-    static int value;
-    if (!value) {
+    static std::atomic<int> value;
+    int known = value.load(std::memory_order_relaxed);
+    if (!known) {
         int device = 0, read = 0;
         const bool ok = cudaGetDevice(&device) == cudaSuccess &&
                         cudaDeviceGetAttribute(&read, ATTRIBUTE, device) == cudaSuccess && read > 0;
-        value = ok ? read : fallback;
+        known = ok ? read : fallback;
+        value.store(known, std::memory_order_relaxed);
     }
-    return value;
+    return known;
 }
 
 static inline int sm_count()

@@ -27,25 +27,53 @@ static struct {
     int device;
     size_t max_pitch;
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
-    cudaStream_t stream;
-    /* Calls take turns on the device, its workspace and the pinned staging. */
-    pthread_mutex_t lock;
-    cudaError_t memory_query;   /* (under lock) the last cudaMemGetInfo's status */
-    int refused_unknown_budget; /* (under lock) the last fit check said no because that query failed */
+    cudaStream_t stream;         /* the direct path's, on the first lane */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER};
+} gpu = {.once = PTHREAD_ONCE_INIT};
+
+/*
+ * Calls take turns on the lanes: each lane is a workspace and pinned staging
+ * of its own, held by one call at a time. Every path runs on the first; the
+ * second takes staged calls (small enough for its share of the pinned
+ * staging) while the first is busy, so that one call's host copies run beside
+ * another's transfers and kernel.
+ */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    int busy[TB_GPU_LANES];
+} lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
+
+/* The lane of the calling thread's turn (valid between begin_turn and end_turn). */
+static _Thread_local int current_lane;
+
+/* Per lane, under its turn: the last cudaMemGetInfo's status, and whether the last fit check said no
+ * because that query failed. */
+static cudaError_t memory_query[TB_GPU_LANES];
+static int refused_unknown_budget[TB_GPU_LANES];
+
+int tb_gpu_lane(void)
+{
+    return current_lane;
+}
 
 static void disable(const char *what, cudaError_t status)
 {
+    static pthread_mutex_t once_at_a_time = PTHREAD_MUTEX_INITIALIZER; /* both lanes may fail at once */
+    pthread_mutex_lock(&once_at_a_time);
     snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
     atomic_store(&gpu.usable, 0);
+    pthread_mutex_unlock(&once_at_a_time);
 }
 
 /* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
 static void after_fork_in_child(void)
 {
-    pthread_mutex_init(&gpu.lock, NULL);
+    pthread_mutex_init(&lanes.lock, NULL);
+    pthread_cond_init(&lanes.freed, NULL);
+    for (int i = 0; i < TB_GPU_LANES; i++)
+        lanes.busy[i] = 0;
     if (atomic_load(&gpu.usable))
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -208,8 +236,10 @@ static cudaError_t allocate_pinned(void **p, size_t bytes)
     return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
 }
 
-static kept_buffer workspace = {NULL, 0, cudaMalloc, cudaFree};
-static kept_buffer pinned = {NULL, 0, allocate_pinned, cudaFreeHost};
+static kept_buffer workspaces[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
+static kept_buffer pinned_buffers[TB_GPU_LANES] = {{NULL, 0, allocate_pinned, cudaFreeHost},
+                                                   {NULL, 0, allocate_pinned, cudaFreeHost}};
+_Static_assert(TB_GPU_LANES == 2, "one initialiser per lane");
 
 /* Leave the driver and the application this much of the device, at least 256 MB. */
 static size_t device_reserve(size_t total)
@@ -222,10 +252,11 @@ static size_t device_reserve(size_t total)
 size_t tb_gpu_memory_budget(void)
 {
     size_t free_bytes = 0, total = 0, budget = 0;
-    /* Our own workspace counts as free: growing it frees it first. */
-    gpu.memory_query = cudaMemGetInfo(&free_bytes, &total);
-    if (gpu.memory_query == cudaSuccess) {
-        const size_t usable = free_bytes + workspace.bytes, reserve = device_reserve(total);
+    /* The lane's own workspace counts as free: growing it frees it first. */
+    const int lane = current_lane;
+    memory_query[lane] = cudaMemGetInfo(&free_bytes, &total);
+    if (memory_query[lane] == cudaSuccess) {
+        const size_t usable = free_bytes + workspaces[lane].bytes, reserve = device_reserve(total);
         budget = usable > reserve ? usable - reserve : 0;
     } else {
         cudaGetLastError(); /* a later launch check must not take it for its own */
@@ -245,13 +276,14 @@ size_t tb_gpu_memory_budget(void)
 int tb_gpu_device_fits(size_t floats)
 {
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
-    gpu.refused_unknown_budget = 0;
+    const int lane = current_lane;
+    refused_unknown_budget[lane] = 0;
     if (cap && floats * sizeof(float) > cap)
         return 0;
-    if (floats * sizeof(float) <= workspace.bytes)
+    if (floats * sizeof(float) <= workspaces[lane].bytes)
         return 1;
     const int fits = floats <= tb_gpu_memory_budget();
-    gpu.refused_unknown_budget = !fits && gpu.memory_query != cudaSuccess;
+    refused_unknown_budget[lane] = !fits && memory_query[lane] != cudaSuccess;
     return fits;
 }
 
@@ -281,18 +313,28 @@ static cudaError_t grow(kept_buffer *buffer, size_t floats, float **base)
 
 cudaError_t tb_gpu_workspace(size_t floats, float **base)
 {
-    return grow(&workspace, floats, base);
+    return grow(&workspaces[current_lane], floats, base);
+}
+
+/* The second lane's share of TILEDBLAS_PINNED_MB; the first has the rest. */
+#define SECOND_LANE_PINNED_SHARE 8
+
+static size_t pinned_budget_of(int lane)
+{
+    const size_t all = ((size_t)tb_config_get()->pinned_mb << 20) / sizeof(float);
+    const size_t second = all / SECOND_LANE_PINNED_SHARE;
+    return lane == 0 ? all - second : second;
 }
 
 size_t tb_gpu_pinned_budget(void)
 {
-    return ((size_t)tb_config_get()->pinned_mb << 20) / sizeof(float);
+    return pinned_budget_of(current_lane);
 }
 
 /* Callers keep within the budget. */
 cudaError_t tb_gpu_pinned(size_t floats, float **base)
 {
-    return grow(&pinned, floats, base);
+    return grow(&pinned_buffers[current_lane], floats, base);
 }
 
 /* 2D copies need pitches below the device's limit; wider leading dimensions go column by column. */
@@ -456,6 +498,9 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
  */
 static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress)
 {
+    if (current_lane != 0) /* staged calls only (second_lane_can_take); out of device memory, the CPU's */
+        return tb_staged_fits(call, kernel) ? tb_staged_sgemm(call, pinned, kernel, progress)
+                                            : cudaErrorMemoryAllocation;
     const int large = 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
     if (!large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
@@ -501,28 +546,62 @@ static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, in
 
 static cudaError_t release_large_workspace(void)
 {
-    if (workspace.bytes <= gpu.kept_workspace_bytes)
+    kept_buffer *workspace = &workspaces[current_lane];
+    if (workspace->bytes <= gpu.kept_workspace_bytes)
         return cudaSuccess;
-    const cudaError_t status = workspace.release(workspace.base);
-    workspace.base = NULL;
-    workspace.bytes = 0;
+    const cudaError_t status = workspace->release(workspace->base);
+    workspace->base = NULL;
+    workspace->bytes = 0;
     return status;
 }
 
-/* Calls take turns on the device; the application's current context on this thread is put back. */
+/* Whether the second lane can run the call: host operands, staged, within its pinned staging. */
+static int second_lane_can_take(const tb_call *call, unsigned resident)
+{
+    return !resident && 2.0 * call->m * call->n * call->k < tb_config_get()->pipeline_min_flops &&
+           (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1);
+}
+
+/* A free lane, waiting for one; the second only where allowed, and then first, leaving the other free. */
+static int take_lane(int second_allowed)
+{
+    pthread_mutex_lock(&lanes.lock);
+    int lane = -1;
+    while (lane < 0) {
+        if (second_allowed && !lanes.busy[1])
+            lane = 1;
+        else if (!lanes.busy[0])
+            lane = 0;
+        else
+            pthread_cond_wait(&lanes.freed, &lanes.lock);
+    }
+    lanes.busy[lane] = 1;
+    pthread_mutex_unlock(&lanes.lock);
+    return lane;
+}
+
+static void give_lane(int lane)
+{
+    pthread_mutex_lock(&lanes.lock);
+    lanes.busy[lane] = 0;
+    pthread_cond_broadcast(&lanes.freed);
+    pthread_mutex_unlock(&lanes.lock);
+}
+
+/* Calls take turns on the lanes; the application's current context on this thread is put back. */
 typedef struct {
     CUcontext saved;
     int restore;
 } gpu_turn;
 
-static cudaError_t begin_turn(gpu_turn *turn)
+static cudaError_t begin_turn(gpu_turn *turn, int second_lane_allowed)
 {
-    pthread_mutex_lock(&gpu.lock);
+    current_lane = take_lane(second_lane_allowed);
     pthread_once(&driver.once, find_driver);
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
                     driver.get_current(&turn->saved) == CUDA_SUCCESS;
-    gpu.refused_unknown_budget = 0;
+    refused_unknown_budget[current_lane] = 0;
     return cudaSetDevice(gpu.device);
 }
 
@@ -530,8 +609,8 @@ static cudaError_t begin_turn(gpu_turn *turn)
 static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
 {
     tb_gpu_status result = TB_GPU_OK;
-    if (status == cudaErrorMemoryAllocation && gpu.refused_unknown_budget)
-        status = gpu.memory_query; /* out of memory only because the device could not say */
+    if (status == cudaErrorMemoryAllocation && refused_unknown_budget[current_lane])
+        status = memory_query[current_lane]; /* out of memory only because the device could not say */
     if (status == cudaErrorMemoryAllocation) {
         cudaGetLastError(); /* not sticky */
         result = TB_GPU_NO_MEMORY;
@@ -543,7 +622,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
     }
     if (turn->restore)
         driver.set_current(turn->saved);
-    pthread_mutex_unlock(&gpu.lock);
+    give_lane(current_lane);
     return result;
 }
 
@@ -552,7 +631,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 {
     gpu_turn turn;
     *progress = (tb_gpu_progress){0, call->m, 0};
-    cudaError_t status = begin_turn(&turn);
+    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident));
     if (status == cudaSuccess)
         status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
     if (status == cudaSuccess) {
@@ -565,7 +644,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds)
 {
     gpu_turn turn;
-    cudaError_t status = begin_turn(&turn);
+    cudaError_t status = begin_turn(&turn, 0);
     if (status == cudaSuccess)
         status = time_kernel_locked(kernel, n, seconds);
     return end_turn(&turn, status);

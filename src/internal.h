@@ -178,12 +178,16 @@ size_t tb_gpu_memory_budget(void);
 int tb_gpu_device_fits(size_t floats);
 /* Times kernel `kernel` on an n^3 problem in the workspace (CUDA events). */
 tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds);
-/* The device workspace, grown to at least `floats` (under the GPU lock). */
+/* The lane's device workspace, grown to at least `floats`. */
 cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
-/* Pinned staging memory shared by the host-operand paths, grown to at least `floats` (under the GPU lock). */
+/* The lane's pinned staging for the host-operand paths, grown to at least `floats`. */
 cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
-/* Floats of pinned staging allowed (TILEDBLAS_PINNED_MB). */
+/* Floats of pinned staging allowed: the lane's share of TILEDBLAS_PINNED_MB. */
 size_t tb_gpu_pinned_budget(void);
+/* Lanes of GPU resources (workspace, pinned staging, the staged path's stream) that calls hold in turn;
+ * the calling thread's, while it holds one. */
+#define TB_GPU_LANES 2
+int tb_gpu_lane(void);
 /* Destroy a stream or event if made, and forget it: after a failed creation, a retry leaks nothing. */
 static inline void tb_destroy_stream(cudaStream_t *stream)
 {
@@ -198,11 +202,13 @@ static inline void tb_destroy_event(cudaEvent_t *event)
     *event = NULL;
 }
 
-/* --- staged GPU path for host operands (src/gpu_staged.c), under the GPU lock --- */
+/* --- staged GPU path for host operands (src/gpu_staged.c), on either lane --- */
+/* The pinned staging a staged call takes, in floats. */
+int64_t tb_staged_pinned_floats(const tb_call *call);
 int tb_staged_fits(const tb_call *call, int kernel);
 cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress);
 
-/* --- pipelined GPU path for large calls on host operands (src/gpu_pipeline.c), under the GPU lock --- */
+/* --- pipelined GPU path for large calls on host operands (src/gpu_pipeline.c), on the first lane --- */
 /* How one call is cut: row blocks of C (op(A)'s block resident), each in panels of columns. */
 typedef struct tb_pipeline_plan {
     int64_t rows, width;
