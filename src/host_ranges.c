@@ -7,7 +7,9 @@
  *   - the brk heap, where malloc puts the main thread's small blocks (looked
  *     at first; the others only for an operand outside it);
  *   - the calling thread's stack, from the current frame up to its top (all of
- *     it live, so no other mapping can sit there);
+ *     it live, so no other mapping can sit there), where the frame is on that
+ *     stack (not on a coroutine's or a signal stack, from where "up to the
+ *     top" would span other mappings);
  *   - the program's own loaded segments (static and global arrays), which stay
  *     mapped for the life of the process.
  * Such memory may still be registered (pinned), so the ranges stand in for the
@@ -18,6 +20,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -34,8 +37,8 @@ static struct {
     tb_host_range program[MAX_SEGMENTS];
 } fixed = {.once = PTHREAD_ONCE_INIT};
 
-/* The top of the calling thread's stack, 0 unknown; found when first needed. */
-static _Thread_local uintptr_t stack_top;
+/* The calling thread's stack, [0, 0) unknown; found when first needed. */
+static _Thread_local tb_host_range thread_stack;
 static _Thread_local int stack_asked;
 
 static uintptr_t find_heap_start(void)
@@ -46,15 +49,20 @@ static uintptr_t find_heap_start(void)
     FILE *maps = fopen("/proc/self/maps", "r");
     if (!maps)
         return 0;
-    char line[512];
+    char *line = NULL;
+    size_t size = 0;
+    ssize_t length;
     uintptr_t start = brk_now;
-    while (fgets(line, sizeof line, maps)) {
+    /* Whole lines, the name field exactly [heap]: a file's path cannot pass for it. */
+    while ((length = getline(&line, &size, maps)) > 0) {
         unsigned long lo;
-        if (strstr(line, "[heap]") && sscanf(line, "%lx-", &lo) == 1) {
+        const char *name = strrchr(line, ' ');
+        if (name && strcmp(name, " [heap]\n") == 0 && sscanf(line, "%lx-", &lo) == 1) {
             start = (uintptr_t)lo;
             break;
         }
     }
+    free(line);
     fclose(maps);
     return start;
 }
@@ -79,16 +87,16 @@ static void find_fixed_ranges(void)
     atomic_store_explicit(&fixed.found, 1, memory_order_release);
 }
 
-static uintptr_t find_stack_top(void)
+static tb_host_range find_thread_stack(void)
 {
     pthread_attr_t attr;
     void *low = NULL;
     size_t size = 0;
     if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return 0;
+        return (tb_host_range){0, 0};
     const int known = pthread_attr_getstack(&attr, &low, &size) == 0;
     pthread_attr_destroy(&attr);
-    return known ? (uintptr_t)low + size : 0;
+    return known ? (tb_host_range){(uintptr_t)low, (uintptr_t)low + size} : (tb_host_range){0, 0};
 }
 
 void tb_certain_host_ranges(tb_certain_host *where)
@@ -110,12 +118,13 @@ __attribute__((noinline)) int tb_is_certain_host_beyond_heap(tb_certain_host *wh
 {
     if (!where->beyond_heap_known) {
         if (!stack_asked) {
-            stack_top = find_stack_top();
+            thread_stack = find_thread_stack();
             stack_asked = 1;
         }
         /* Everything from this frame up is live stack: the caller's arrays are in it. */
         const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-        where->stack = (tb_host_range){stack_top > here ? here : 0, stack_top > here ? stack_top : 0};
+        const int on_it = here >= thread_stack.start && here < thread_stack.end;
+        where->stack = (tb_host_range){on_it ? here : 0, on_it ? thread_stack.end : 0};
         where->program = fixed.program;
         where->program_segments = fixed.segments;
         where->beyond_heap_known = 1;

@@ -4,10 +4,13 @@
  * the caller (on the main thread and on another), a static array and a small
  * block of the main thread's malloc must be inside them; an mmap'd block,
  * another thread's stack and a span running past the heap's end must not,
- * since memory outside them can be device memory and must be asked about.
+ * since memory outside them can be device memory and must be asked about;
+ * nor may that block be inside them for a call from a signal handler on an
+ * alternate stack, whose frame is off the thread's stack.
  * Host only: it runs on CI.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -48,6 +51,31 @@ static void *look_from_thread(void *arg)
     return NULL;
 }
 
+static const float *mapped_block;
+static volatile sig_atomic_t mapped_from_handler = -1;
+
+static void look_from_signal_stack(int signal)
+{
+    (void)signal;
+    mapped_from_handler = certain(mapped_block, 4096);
+}
+
+/* A handler on a stack of its own (here in the heap, below every mapping made later). */
+static int mapped_seen_from_alternate_stack(void)
+{
+    stack_t alternate = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
+    struct sigaction action = {.sa_handler = look_from_signal_stack, .sa_flags = SA_ONSTACK};
+    sigemptyset(&action.sa_mask);
+    if (!alternate.ss_sp || sigaltstack(&alternate, NULL) || sigaction(SIGUSR1, &action, NULL) || raise(SIGUSR1)) {
+        fprintf(stderr, "cannot run a handler on an alternate stack\n");
+        exit(1);
+    }
+    const stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL);
+    free(alternate.ss_sp);
+    return mapped_from_handler;
+}
+
 int main(void)
 {
     volatile float on_stack[256] = {0};
@@ -67,6 +95,8 @@ int main(void)
         return 1;
     }
     expect(certain(mapped, bytes), 0, "an mmap'd block");
+    mapped_block = mapped;
+    expect(mapped_seen_from_alternate_stack(), 0, "an mmap'd block, seen from a signal handler's own stack");
 
     thread_view view = {on_stack, 0, 0};
     pthread_t thread;
@@ -81,6 +111,7 @@ int main(void)
     free(small);
     if (failures)
         return 1;
-    printf("host ranges: stack, static, heap inside; mmap, another stack, a span past the heap outside\n");
+    printf("host ranges: stack, static, heap inside; mmap (also from a signal stack), another stack, a span past "
+           "the heap outside\n");
     return 0;
 }
