@@ -37,7 +37,7 @@ static struct {
  * of its own, held by one call at a time. Every path runs on the first; the
  * second takes staged calls (small enough for its share of the pinned
  * staging) while the first is busy, so that one call's host copies run beside
- * another's transfers and kernel.
+ * another's transfers and kernel. The kernel's timing takes both.
  */
 static struct {
     pthread_mutex_t lock;
@@ -60,9 +60,11 @@ int tb_gpu_lane(void)
 
 static void disable(const char *what, cudaError_t status)
 {
-    static pthread_mutex_t once_at_a_time = PTHREAD_MUTEX_INITIALIZER; /* both lanes may fail at once */
+    /* Both lanes may fail at once: the first reason is kept, written before usable drops. */
+    static pthread_mutex_t once_at_a_time = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&once_at_a_time);
-    snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
+    if (!gpu.why_not[0])
+        snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
     atomic_store(&gpu.usable, 0);
     pthread_mutex_unlock(&once_at_a_time);
 }
@@ -226,7 +228,7 @@ static operand describe(const float *p, int64_t rows, int64_t cols, int64_t ld, 
 /* A buffer kept between calls and grown on demand: what it takes to allocate and free one. */
 typedef struct {
     float *base;
-    size_t bytes;
+    _Atomic size_t bytes; /* read by the other lane's budget */
     cudaError_t (*allocate)(void **p, size_t bytes);
     cudaError_t (*release)(void *p);
 } kept_buffer;
@@ -248,6 +250,16 @@ static size_t device_reserve(size_t total)
     return total / 64 > least ? total / 64 : least;
 }
 
+/* TILEDBLAS_DEVICE_MB less what the other lanes hold, the cap being for all of them: 0 no cap, 1 none left. */
+static size_t cap_left(int lane)
+{
+    const size_t cap = (size_t)tb_config_get()->device_mb << 20;
+    size_t others = 0;
+    for (int i = 0; i < TB_GPU_LANES; i++)
+        others += i == lane ? 0 : atomic_load(&workspaces[i].bytes);
+    return !cap ? 0 : cap > others ? cap - others : 1;
+}
+
 /* A failed query leaves no budget (see tb_gpu_device_fits). */
 size_t tb_gpu_memory_budget(void)
 {
@@ -261,7 +273,7 @@ size_t tb_gpu_memory_budget(void)
     } else {
         cudaGetLastError(); /* a later launch check must not take it for its own */
     }
-    const size_t cap = (size_t)tb_config_get()->device_mb << 20;
+    const size_t cap = cap_left(lane);
     if (cap && cap < budget)
         budget = cap;
     return budget / sizeof(float);
@@ -275,8 +287,8 @@ size_t tb_gpu_memory_budget(void)
  */
 int tb_gpu_device_fits(size_t floats)
 {
-    const size_t cap = (size_t)tb_config_get()->device_mb << 20;
     const int lane = current_lane;
+    const size_t cap = cap_left(lane);
     refused_unknown_budget[lane] = 0;
     if (cap && floats * sizeof(float) > cap)
         return 0;
@@ -498,9 +510,8 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
  */
 static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress)
 {
-    if (current_lane != 0) /* staged calls only (second_lane_can_take); out of device memory, the CPU's */
-        return tb_staged_fits(call, kernel) ? tb_staged_sgemm(call, pinned, kernel, progress)
-                                            : cudaErrorMemoryAllocation;
+    if (current_lane != 0) /* staged calls that fit it only (tb_gpu_sgemm) */
+        return tb_staged_sgemm(call, pinned, kernel, progress);
     const int large = 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
     if (!large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
@@ -562,28 +573,35 @@ static int second_lane_can_take(const tb_call *call, unsigned resident)
            (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1);
 }
 
-/* A free lane, waiting for one; the second only where allowed, and then first, leaving the other free. */
-static int take_lane(int second_allowed)
+/* Which lanes a turn may take: the first, either (the first when free), or both at once. */
+typedef enum { FIRST_LANE, EITHER_LANE, BOTH_LANES } lane_choice;
+
+/* The lane taken (0 for both), waiting until it is free. */
+static int take_lane(lane_choice choice)
 {
     pthread_mutex_lock(&lanes.lock);
     int lane = -1;
     while (lane < 0) {
-        if (second_allowed && !lanes.busy[1])
-            lane = 1;
-        else if (!lanes.busy[0])
+        if (!lanes.busy[0] && (choice != BOTH_LANES || !lanes.busy[1]))
             lane = 0;
+        else if (choice == EITHER_LANE && !lanes.busy[1])
+            lane = 1;
         else
             pthread_cond_wait(&lanes.freed, &lanes.lock);
     }
     lanes.busy[lane] = 1;
+    if (choice == BOTH_LANES)
+        lanes.busy[1] = 1;
     pthread_mutex_unlock(&lanes.lock);
     return lane;
 }
 
-static void give_lane(int lane)
+static void give_lane(int lane, lane_choice choice)
 {
     pthread_mutex_lock(&lanes.lock);
     lanes.busy[lane] = 0;
+    if (choice == BOTH_LANES)
+        lanes.busy[1] = 0;
     pthread_cond_broadcast(&lanes.freed);
     pthread_mutex_unlock(&lanes.lock);
 }
@@ -592,11 +610,13 @@ static void give_lane(int lane)
 typedef struct {
     CUcontext saved;
     int restore;
+    lane_choice lanes;
 } gpu_turn;
 
-static cudaError_t begin_turn(gpu_turn *turn, int second_lane_allowed)
+static cudaError_t begin_turn(gpu_turn *turn, lane_choice lanes)
 {
-    current_lane = take_lane(second_lane_allowed);
+    turn->lanes = lanes;
+    current_lane = take_lane(lanes);
     pthread_once(&driver.once, find_driver);
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
@@ -622,7 +642,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
     }
     if (turn->restore)
         driver.set_current(turn->saved);
-    give_lane(current_lane);
+    give_lane(current_lane, turn->lanes);
     return result;
 }
 
@@ -631,7 +651,12 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 {
     gpu_turn turn;
     *progress = (tb_gpu_progress){0, call->m, 0};
-    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident));
+    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? EITHER_LANE : FIRST_LANE);
+    if (status == cudaSuccess && current_lane != 0 && !tb_staged_fits(call, kernel)) {
+        /* The second lane's buffers cannot grow to it: the first can pipeline it, or reuse its own. */
+        end_turn(&turn, cudaSuccess);
+        status = begin_turn(&turn, FIRST_LANE);
+    }
     if (status == cudaSuccess)
         status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
     if (status == cudaSuccess) {
@@ -644,7 +669,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds)
 {
     gpu_turn turn;
-    cudaError_t status = begin_turn(&turn, 0);
+    cudaError_t status = begin_turn(&turn, BOTH_LANES); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = time_kernel_locked(kernel, n, seconds);
     return end_turn(&turn, status);
