@@ -39,10 +39,14 @@ static struct {
  * staging) while the first is busy, so that one call's host copies run beside
  * another's transfers and kernel. The kernel's timing takes both.
  */
+/* Which lanes a turn may take: the first, either (the first when free), or both at once. */
+typedef enum { FIRST_LANE, EITHER_LANE, BOTH_LANES } lane_choice;
+
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t freed;
     int busy[TB_GPU_LANES];
+    int waiting[BOTH_LANES + 1]; /* callers waiting, by lane_choice */
 } lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
 
 /* The lane of the calling thread's turn (valid between begin_turn and end_turn). */
@@ -74,8 +78,8 @@ static void after_fork_in_child(void)
 {
     pthread_mutex_init(&lanes.lock, NULL);
     pthread_cond_init(&lanes.freed, NULL);
-    for (int i = 0; i < TB_GPU_LANES; i++)
-        lanes.busy[i] = 0;
+    memset(lanes.busy, 0, sizeof lanes.busy);
+    memset(lanes.waiting, 0, sizeof lanes.waiting);
     if (atomic_load(&gpu.usable))
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -323,9 +327,19 @@ static cudaError_t grow(kept_buffer *buffer, size_t floats, float **base)
     return cudaSuccess;
 }
 
+/* Fit checks of the two lanes can race: the cap is checked again where the workspace grows, one lane at a time. */
 cudaError_t tb_gpu_workspace(size_t floats, float **base)
 {
-    return grow(&workspaces[current_lane], floats, base);
+    static pthread_mutex_t growing = PTHREAD_MUTEX_INITIALIZER;
+    kept_buffer *workspace = &workspaces[current_lane];
+    if (floats * sizeof(float) <= workspace->bytes)
+        return grow(workspace, floats, base);
+    pthread_mutex_lock(&growing);
+    const size_t cap = cap_left(current_lane);
+    const cudaError_t status =
+        cap && floats * sizeof(float) > cap ? cudaErrorMemoryAllocation : grow(workspace, floats, base);
+    pthread_mutex_unlock(&growing);
+    return status;
 }
 
 /* The second lane's share of TILEDBLAS_PINNED_MB; the first has the rest. */
@@ -482,6 +496,8 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
     float *device;
     cudaEvent_t start = NULL, stop = NULL;
     cudaError_t status;
+    if (!tb_gpu_device_fits((size_t)(3 * size * size + scratch)))
+        return cudaErrorMemoryAllocation;
     if ((status = tb_gpu_workspace((size_t)(3 * size * size + scratch), &device)) != cudaSuccess)
         return status;
     args.a = device, args.b = device + size * size, args.c = device + 2 * size * size;
@@ -555,10 +571,12 @@ static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, in
     return status;
 }
 
+/* Under a device cap the second lane keeps nothing between calls: the first would have less for good. */
 static cudaError_t release_large_workspace(void)
 {
     kept_buffer *workspace = &workspaces[current_lane];
-    if (workspace->bytes <= gpu.kept_workspace_bytes)
+    const int capped_second = current_lane != 0 && tb_config_get()->device_mb;
+    if (workspace->bytes <= gpu.kept_workspace_bytes && !(capped_second && workspace->bytes))
         return cudaSuccess;
     const cudaError_t status = workspace->release(workspace->base);
     workspace->base = NULL;
@@ -573,21 +591,38 @@ static int second_lane_can_take(const tb_call *call, unsigned resident)
            (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1);
 }
 
-/* Which lanes a turn may take: the first, either (the first when free), or both at once. */
-typedef enum { FIRST_LANE, EITHER_LANE, BOTH_LANES } lane_choice;
+/*
+ * Under lanes.lock: the lane the choice can take now, -1 none. Whoever needs
+ * more goes first: while a caller waits for both lanes no other takes one,
+ * and while one waits for the first, calls that can run on either leave it
+ * the first.
+ */
+static int free_lane_for(lane_choice choice)
+{
+    if (choice != BOTH_LANES && lanes.waiting[BOTH_LANES])
+        return -1;
+    switch (choice) {
+    case BOTH_LANES:
+        return !lanes.busy[0] && !lanes.busy[1] ? 0 : -1;
+    case FIRST_LANE:
+        return !lanes.busy[0] ? 0 : -1;
+    case EITHER_LANE:
+        if (!lanes.busy[0] && !lanes.waiting[FIRST_LANE])
+            return 0;
+        return !lanes.busy[1] ? 1 : -1;
+    }
+    return -1;
+}
 
 /* The lane taken (0 for both), waiting until it is free. */
 static int take_lane(lane_choice choice)
 {
     pthread_mutex_lock(&lanes.lock);
-    int lane = -1;
-    while (lane < 0) {
-        if (!lanes.busy[0] && (choice != BOTH_LANES || !lanes.busy[1]))
-            lane = 0;
-        else if (choice == EITHER_LANE && !lanes.busy[1])
-            lane = 1;
-        else
-            pthread_cond_wait(&lanes.freed, &lanes.lock);
+    int lane;
+    while ((lane = free_lane_for(choice)) < 0) {
+        lanes.waiting[choice]++; /* counted until it looks again, under the lock */
+        pthread_cond_wait(&lanes.freed, &lanes.lock);
+        lanes.waiting[choice]--;
     }
     lanes.busy[lane] = 1;
     if (choice == BOTH_LANES)

@@ -53,11 +53,12 @@ static uintptr_t find_heap_start(void)
     size_t size = 0;
     ssize_t length;
     uintptr_t start = brk_now;
-    /* Whole lines, the name field exactly [heap]: a file's path cannot pass for it. */
+    /* Whole lines, the name field (after five others) exactly [heap]: files' paths are absolute. */
     while ((length = getline(&line, &size, maps)) > 0) {
         unsigned long lo;
-        const char *name = strrchr(line, ' ');
-        if (name && strcmp(name, " [heap]\n") == 0 && sscanf(line, "%lx-", &lo) == 1) {
+        int name = 0;
+        if (sscanf(line, "%lx-%*x %*s %*s %*s %*s %n", &lo, &name) == 1 && name > 0 &&
+            strcmp(line + name, "[heap]\n") == 0) {
             start = (uintptr_t)lo;
             break;
         }

@@ -52,18 +52,23 @@ static void *look_from_thread(void *arg)
 }
 
 static const float *mapped_block;
-static volatile sig_atomic_t mapped_from_handler = -1;
+static char *alternate_low;
+static volatile sig_atomic_t mapped_from_handler = -1, on_alternate_stack;
 
+/* Runs synchronously (raise, one thread), after the ranges were first looked up: nothing allocates. */
 static void look_from_signal_stack(int signal)
 {
     (void)signal;
+    char here;
+    on_alternate_stack = &here >= alternate_low && &here < alternate_low + (1 << 16);
     mapped_from_handler = certain(mapped_block, 4096);
 }
 
-/* A handler on a stack of its own (here in the heap, below every mapping made later). */
+/* A handler on a stack of its own, here in the heap: far below the thread's stack top. */
 static int mapped_seen_from_alternate_stack(void)
 {
-    stack_t alternate = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16, .ss_flags = 0};
+    alternate_low = malloc(1 << 16);
+    stack_t alternate = {.ss_sp = alternate_low, .ss_size = 1 << 16, .ss_flags = 0};
     struct sigaction action = {.sa_handler = look_from_signal_stack, .sa_flags = SA_ONSTACK};
     sigemptyset(&action.sa_mask);
     if (!alternate.ss_sp || sigaltstack(&alternate, NULL) || sigaction(SIGUSR1, &action, NULL) || raise(SIGUSR1)) {
@@ -73,6 +78,10 @@ static int mapped_seen_from_alternate_stack(void)
     const stack_t off = {.ss_flags = SS_DISABLE};
     sigaltstack(&off, NULL);
     free(alternate.ss_sp);
+    if (!on_alternate_stack) {
+        fprintf(stderr, "the handler did not run on the alternate stack\n");
+        exit(1);
+    }
     return mapped_from_handler;
 }
 
