@@ -32,23 +32,6 @@ static struct {
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.once = PTHREAD_ONCE_INIT};
 
-/*
- * Calls take turns on the lanes: each lane is a workspace and pinned staging
- * of its own, held by one call at a time. Every path runs on the first; the
- * second takes staged calls (small enough for its share of the pinned
- * staging) while the first is busy, so that one call's host copies run beside
- * another's transfers and kernel. The kernel's timing takes both.
- */
-/* Which lanes a turn may take: the first, either (the first when free), or both at once. */
-typedef enum { FIRST_LANE, EITHER_LANE, BOTH_LANES } lane_choice;
-
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t freed;
-    int busy[TB_GPU_LANES];
-    int waiting[BOTH_LANES + 1]; /* callers waiting, by lane_choice */
-} lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
-
 /* The lane of the calling thread's turn (valid between begin_turn and end_turn). */
 static _Thread_local int current_lane;
 
@@ -76,10 +59,7 @@ static void disable(const char *what, cudaError_t status)
 /* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
 static void after_fork_in_child(void)
 {
-    pthread_mutex_init(&lanes.lock, NULL);
-    pthread_cond_init(&lanes.freed, NULL);
-    memset(lanes.busy, 0, sizeof lanes.busy);
-    memset(lanes.waiting, 0, sizeof lanes.waiting);
+    tb_lanes_after_fork();
     if (atomic_load(&gpu.usable))
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -591,67 +571,17 @@ static int second_lane_can_take(const tb_call *call, unsigned resident)
            (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1);
 }
 
-/*
- * Under lanes.lock: the lane the choice can take now, -1 none. Whoever needs
- * more goes first: while a caller waits for both lanes no other takes one,
- * and while one waits for the first, calls that can run on either leave it
- * the first.
- */
-static int free_lane_for(lane_choice choice)
-{
-    if (choice != BOTH_LANES && lanes.waiting[BOTH_LANES])
-        return -1;
-    switch (choice) {
-    case BOTH_LANES:
-        return !lanes.busy[0] && !lanes.busy[1] ? 0 : -1;
-    case FIRST_LANE:
-        return !lanes.busy[0] ? 0 : -1;
-    case EITHER_LANE:
-        if (!lanes.busy[0] && !lanes.waiting[FIRST_LANE])
-            return 0;
-        return !lanes.busy[1] ? 1 : -1;
-    }
-    return -1;
-}
-
-/* The lane taken (0 for both), waiting until it is free. */
-static int take_lane(lane_choice choice)
-{
-    pthread_mutex_lock(&lanes.lock);
-    int lane;
-    while ((lane = free_lane_for(choice)) < 0) {
-        lanes.waiting[choice]++; /* counted until it looks again, under the lock */
-        pthread_cond_wait(&lanes.freed, &lanes.lock);
-        lanes.waiting[choice]--;
-    }
-    lanes.busy[lane] = 1;
-    if (choice == BOTH_LANES)
-        lanes.busy[1] = 1;
-    pthread_mutex_unlock(&lanes.lock);
-    return lane;
-}
-
-static void give_lane(int lane, lane_choice choice)
-{
-    pthread_mutex_lock(&lanes.lock);
-    lanes.busy[lane] = 0;
-    if (choice == BOTH_LANES)
-        lanes.busy[1] = 0;
-    pthread_cond_broadcast(&lanes.freed);
-    pthread_mutex_unlock(&lanes.lock);
-}
-
 /* Calls take turns on the lanes; the application's current context on this thread is put back. */
 typedef struct {
     CUcontext saved;
     int restore;
-    lane_choice lanes;
+    tb_lane_choice lanes;
 } gpu_turn;
 
-static cudaError_t begin_turn(gpu_turn *turn, lane_choice lanes)
+static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes)
 {
     turn->lanes = lanes;
-    current_lane = take_lane(lanes);
+    current_lane = tb_lane_take(lanes);
     pthread_once(&driver.once, find_driver);
     turn->saved = NULL;
     turn->restore = driver.get_current && driver.set_current &&
@@ -677,7 +607,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
     }
     if (turn->restore)
         driver.set_current(turn->saved);
-    give_lane(current_lane, turn->lanes);
+    tb_lane_give(current_lane, turn->lanes);
     return result;
 }
 
@@ -686,11 +616,11 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 {
     gpu_turn turn;
     *progress = (tb_gpu_progress){0, call->m, 0};
-    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? EITHER_LANE : FIRST_LANE);
+    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
     if (status == cudaSuccess && current_lane != 0 && !tb_staged_fits(call, kernel)) {
         /* The second lane's buffers cannot grow to it: the first can pipeline it, or reuse its own. */
         end_turn(&turn, cudaSuccess);
-        status = begin_turn(&turn, FIRST_LANE);
+        status = begin_turn(&turn, TB_FIRST_LANE);
     }
     if (status == cudaSuccess)
         status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
@@ -704,7 +634,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 tb_gpu_status tb_gpu_time_kernel(int kernel, int n, double *seconds)
 {
     gpu_turn turn;
-    cudaError_t status = begin_turn(&turn, BOTH_LANES); /* no other kernel beside the timed one */
+    cudaError_t status = begin_turn(&turn, TB_BOTH_LANES); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = time_kernel_locked(kernel, n, seconds);
     return end_turn(&turn, status);

@@ -188,6 +188,13 @@ size_t tb_gpu_pinned_budget(void);
  * the calling thread's, while it holds one. */
 #define TB_GPU_LANES 2
 int tb_gpu_lane(void);
+/* Taking turns on the lanes (src/gpu_lanes.c): the first, either (the first when free), or both at once. */
+typedef enum { TB_FIRST_LANE, TB_EITHER_LANE, TB_BOTH_LANES } tb_lane_choice;
+/* The lane taken (0 for both), waiting until the choice can be had. */
+int tb_lane_take(tb_lane_choice choice);
+void tb_lane_give(int lane, tb_lane_choice choice);
+/* In a forked child, where no thread holds a lane. */
+void tb_lanes_after_fork(void);
 /* Destroy a stream or event if made, and forget it: after a failed creation, a retry leaks nothing. */
 static inline void tb_destroy_stream(cudaStream_t *stream)
 {

@@ -1,0 +1,75 @@
+/*
+ * Calls take turns on the lanes of GPU resources (gpu_backend.c): each lane is
+ * a device workspace and pinned staging of its own, held by one call at a
+ * time. Every path runs on the first; the second takes staged calls (small
+ * enough for its share of the pinned staging) while the first is busy, so
+ * that one call's host copies run beside another's transfers and kernel. The
+ * kernel's timing takes both. Whoever needs more goes first: while a caller
+ * waits for both lanes no other takes one, and while one waits for the first,
+ * calls that can run on either leave it the first.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "internal.h"
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    int busy[TB_GPU_LANES];
+    int waiting[TB_BOTH_LANES + 1]; /* callers waiting, by choice */
+} lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
+
+_Static_assert(TB_GPU_LANES == 2, "a choice names the first, the second or both");
+
+/* Under lanes.lock: the lane the choice can take now, -1 none. */
+static int free_lane_for(tb_lane_choice choice)
+{
+    if (choice != TB_BOTH_LANES && lanes.waiting[TB_BOTH_LANES])
+        return -1;
+    switch (choice) {
+    case TB_BOTH_LANES:
+        return !lanes.busy[0] && !lanes.busy[1] ? 0 : -1;
+    case TB_FIRST_LANE:
+        return !lanes.busy[0] ? 0 : -1;
+    case TB_EITHER_LANE:
+        if (!lanes.busy[0] && !lanes.waiting[TB_FIRST_LANE])
+            return 0;
+        return !lanes.busy[1] ? 1 : -1;
+    }
+    return -1;
+}
+
+int tb_lane_take(tb_lane_choice choice)
+{
+    pthread_mutex_lock(&lanes.lock);
+    int lane;
+    while ((lane = free_lane_for(choice)) < 0) {
+        lanes.waiting[choice]++; /* counted until it looks again, under the lock */
+        pthread_cond_wait(&lanes.freed, &lanes.lock);
+        lanes.waiting[choice]--;
+    }
+    lanes.busy[lane] = 1;
+    if (choice == TB_BOTH_LANES)
+        lanes.busy[1] = 1;
+    pthread_mutex_unlock(&lanes.lock);
+    return lane;
+}
+
+void tb_lane_give(int lane, tb_lane_choice choice)
+{
+    pthread_mutex_lock(&lanes.lock);
+    lanes.busy[lane] = 0;
+    if (choice == TB_BOTH_LANES)
+        lanes.busy[1] = 0;
+    pthread_cond_broadcast(&lanes.freed);
+    pthread_mutex_unlock(&lanes.lock);
+}
+
+void tb_lanes_after_fork(void)
+{
+    pthread_mutex_init(&lanes.lock, NULL);
+    pthread_cond_init(&lanes.freed, NULL);
+    memset(lanes.busy, 0, sizeof lanes.busy);
+    memset(lanes.waiting, 0, sizeof lanes.waiting);
+}
