@@ -1,6 +1,7 @@
 /*
- * The GPU path: device set-up, where pointers live, the device workspace, and
- * pinned staging, and the direct path: operands already on the device (or
+ * The GPU path: device set-up, where pointers live, the device workspace and
+ * pinned staging of each lane (the turns: gpu_lanes.c, the budgets here), and
+ * the direct path: operands already on the device (or
  * managed) are used in place, any others are copied to the workspace, one
  * kernel of the ladder computes, C is copied back. Calls on host memory take
  * the staged (gpu_staged.c) or pipelined (gpu_pipeline.c) path when they
