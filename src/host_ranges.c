@@ -109,11 +109,6 @@ void tb_certain_host_ranges(tb_certain_host *where)
     *where = (tb_certain_host){.heap = {heap_known ? fixed.heap_start : 0, heap_known ? brk_now : 0}};
 }
 
-static int inside(tb_host_range r, uintptr_t at, size_t bytes)
-{
-    return at >= r.start && at < r.end && bytes <= r.end - at;
-}
-
 /* Not inlined: its frame is below the caller's, so [frame, top) holds every frame above. */
 __attribute__((noinline)) int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes)
 {
@@ -124,16 +119,16 @@ __attribute__((noinline)) int tb_is_certain_host_beyond_heap(tb_certain_host *wh
         }
         /* Everything from this frame up is live stack: the caller's arrays are in it. */
         const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-        const int on_it = here >= thread_stack.start && here < thread_stack.end;
+        const int on_it = tb_range_holds(&thread_stack, here, 1);
         where->stack = (tb_host_range){on_it ? here : 0, on_it ? thread_stack.end : 0};
         where->program = fixed.program;
         where->program_segments = fixed.segments;
         where->beyond_heap_known = 1;
     }
-    if (inside(where->stack, at, bytes))
+    if (tb_range_holds(&where->stack, at, bytes))
         return 1;
     for (int i = 0; i < where->program_segments; i++)
-        if (inside(where->program[i], at, bytes))
+        if (tb_range_holds(&where->program[i], at, bytes))
             return 1;
     return 0;
 }

@@ -130,6 +130,11 @@ int tb_process_has_cuda(void);
 typedef struct {
     uintptr_t start, end;
 } tb_host_range;
+/* Whether [at, at + bytes) lies inside r. */
+static inline int tb_range_holds(const tb_host_range *r, uintptr_t at, size_t bytes)
+{
+    return at >= r->start && at < r->end && bytes <= r->end - at;
+}
 /* For the calling thread, now: the brk heap, then (found only when needed) its stack above the
  * current frame and the program's segments. */
 typedef struct {
@@ -149,7 +154,7 @@ int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t 
 static inline int tb_is_certain_host(tb_certain_host *where, const void *p, size_t bytes)
 {
     const uintptr_t at = (uintptr_t)p;
-    if (at >= where->heap.start && at < where->heap.end && bytes <= where->heap.end - at)
+    if (tb_range_holds(&where->heap, at, bytes))
         return 1;
     return tb_is_certain_host_beyond_heap(where, at, bytes);
 }
