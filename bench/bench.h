@@ -40,6 +40,7 @@ typedef struct bench_opts {
     int no_openblas; /* --e2e only */
     const char *nvblas; /* --e2e: path of libnvblas.so to time as well, or NULL */
     int threads;        /* --e2e: also N threads calling libtiledblas at once (0: not) */
+    double warm_ms;     /* --policy: untimed calls before each timed batch last at least this */
     int tune;        /* --tune: regtile's and multistage's tile shapes instead of the ladder */
     const char *csv_path;
 } bench_opts;

@@ -39,11 +39,11 @@ static const char usage[] =
     "  --timeline         time the stages of a host-to-host call alone (host copies,\n"
     "                     DMA each way, kernel) against the call; needs a GPU\n"
     "  --policy           auto mode against each path forced, in one process: checked\n"
-    "                     once each, then rounds of an untimed and a timed call (a\n"
-    "                     batch lasting ~0.25 ms for shorter calls) to each of auto,\n"
-    "                     the GPU and OpenBLAS (tiledblas_set_device), in changing\n"
-    "                     orders (at least six rounds); ratios to the faster\n"
-    "                     forced path, and how many cases reach 0.95\n"
+    "                     once each, then rounds of untimed calls (--warm) and a\n"
+    "                     timed one (a batch lasting ~0.25 ms for shorter calls) to\n"
+    "                     each of auto, the GPU and OpenBLAS (tiledblas_set_device),\n"
+    "                     in changing orders (at least six rounds); ratios to the\n"
+    "                     faster forced path, and how many cases reach 0.95\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
     "                     call [1024,2048,4096]\n"
     "  --trans LIST       comma-separated transposes of A and B: NN,NT,TN,TT [NN]\n"
@@ -59,6 +59,8 @@ static const char usage[] =
     "                     configured through NVBLAS_CONFIG_FILE)\n"
     "  --threads N        --e2e: also N threads calling libtiledblas at once, each\n"
     "                     on its own C, against the same calls made one at a time\n"
+    "  --warm MS          --policy: the untimed calls before each timed batch last\n"
+    "                     at least MS milliseconds (0: one call) [1]\n"
     "  --csv FILE         also write every result to FILE as CSV\n"
     "  -h, --help         print this help\n"
     "\n"
@@ -139,7 +141,7 @@ static int parse_count(const char *v, long lo, long hi)
 static int takes_value(const char *opt)
 {
     static const char *const with_value[] = {"--sizes", "--trans", "--layout", "--beta",
-                                             "--reps",  "--csv",   "--nvblas", "--threads"};
+                                             "--reps",  "--csv",   "--nvblas", "--threads", "--warm"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(opt, with_value[i]))
             return 1;
@@ -158,6 +160,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     strcpy(o->trans[0], "NN");
     o->row_major = 1;
     o->reps = 20;
+    o->warm_ms = 1.0;
+    int warm_given = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -203,6 +207,12 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         } else if (!strcmp(opt, "--threads")) {
             if ((o->threads = parse_count(argv[++i], 2, 64)) < 0)
                 return bad_usage("bad --threads (2 .. 64)", argv[i]);
+        } else if (!strcmp(opt, "--warm")) {
+            const char *v = argv[++i];
+            warm_given = 1;
+            o->warm_ms = strtod(v, &end);
+            if (end == v || *end != '\0' || !(o->warm_ms >= 0.0 && o->warm_ms <= 1000.0))
+                return bad_usage("bad --warm (0 .. 1000)", v);
         } else if (!strcmp(opt, "--csv")) {
             o->csv_path = argv[++i];
         } else {
@@ -215,6 +225,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         return bad_usage("--threads needs --e2e", "--threads");
     if (o->no_openblas && o->mode != BENCH_E2E && o->mode != BENCH_POLICY)
         return bad_usage("--no-openblas needs --e2e or --policy", "--no-openblas");
+    if (warm_given && o->mode != BENCH_POLICY)
+        return bad_usage("--warm needs --policy", "--warm");
     if (o->nvblas && o->mode != BENCH_E2E)
         return bad_usage("--nvblas needs --e2e", o->nvblas);
     return -1;

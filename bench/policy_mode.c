@@ -2,10 +2,13 @@
  * --policy: auto mode against each path forced, in one process. For every
  * case, libtiledblas's cblas_sgemm set to auto, then to the GPU
  * (tiledblas_set_device), and OpenBLAS alone are each checked once, then
- * timed in rounds. A round calls each variant once untimed, then times it,
- * so that what is timed follows a call of its own kind, as in a program that
- * uses that variant alone: the untimed call takes what the previous variant
- * left behind (OpenBLAS's threads spinning, cold caches). Calls shorter than
+ * timed in rounds. A round calls each variant untimed for at least --warm
+ * (1 ms), then times it, so that what is timed follows calls of its own kind,
+ * as in a program that uses that variant alone: the untimed calls take what
+ * the previous variant or the pause left behind (OpenBLAS's threads spinning
+ * or asleep, cold caches, idle cores; one untimed call of a few microseconds
+ * does not, and a variant that follows the pause more often than another
+ * would be timed slower). Calls shorter than
  * BATCH_MS are timed in batches that last about that long: a call of a
  * microsecond or two, timed alone, measures the clock and where the last
  * variant left the branch predictors as much as the call. After OpenBLAS's
@@ -57,11 +60,14 @@ static void select_path(int v)
         tiledblas_set_device(v == AUTO ? TILEDBLAS_DEVICE_AUTO : TILEDBLAS_DEVICE_GPU);
 }
 
-/* One untimed call of variant v, then `batch` timed ones: ms per call. */
-static double call_variant_again(policy_case *pc, int v, int batch)
+/* Untimed calls of variant v for at least warm_ms (one at least), then `batch` timed ones: ms per call. */
+static double call_variant_again(policy_case *pc, int v, int batch, double warm_ms)
 {
     select_path(v);
-    bench_host_run(&pc->call[v]);
+    const double warm_until = bench_now_ms() + warm_ms;
+    do
+        bench_host_run(&pc->call[v]);
+    while (bench_now_ms() < warm_until);
     const double t0 = bench_now_ms();
     for (int i = 0; i < batch; i++)
         bench_host_run(&pc->call[v]);
@@ -72,20 +78,21 @@ static double call_variant_again(policy_case *pc, int v, int batch)
  * Fills the rows of the present variants with their medians over interleaved
  * rounds; returns the calls per timed batch.
  */
-static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, bench_row *rows[VARIANTS])
+static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, double warm_ms,
+                            bench_row *rows[VARIANTS])
 {
     double *t[VARIANTS], probe[VARIANTS] = {0}, fastest = 0.0;
     for (int v = 0; v < VARIANTS; v++) {
         t[v] = bench_xmalloc(sizeof(double) * (size_t)max_reps);
         if (pc->present[v]) {
-            probe[v] = call_variant_again(pc, v, 1);
+            probe[v] = call_variant_again(pc, v, 1, warm_ms);
             fastest = fastest == 0.0 || probe[v] < fastest ? probe[v] : fastest;
         }
     }
     const int batch = fastest >= BATCH_MS ? 1 : (int)(BATCH_MS / (fastest > 1e-6 ? fastest : 1e-6)) + 1;
     double round_ms = 0.0;
     for (int v = 0; v < VARIANTS; v++)
-        round_ms += (1 + batch) * probe[v];
+        round_ms += (probe[v] > warm_ms ? probe[v] : warm_ms) + batch * probe[v];
     /* All six orders at least: host load that drifts falls on every variant in every position. */
     const int budgeted = bench_reps_within_budget(round_ms, max_reps), all_orders = max_reps < 6 ? max_reps : 6;
     const int rounds = budgeted > all_orders ? budgeted : all_orders;
@@ -94,7 +101,7 @@ static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps,
             const int v = orders[r % 6][i];
             if (!pc->present[v])
                 continue;
-            t[v][r] = call_variant_again(pc, v, batch);
+            t[v][r] = call_variant_again(pc, v, batch, warm_ms);
             if (v == OPENBLAS && t[v][r] >= OPENBLAS_THREADED_MS)
                 nanosleep(&(struct timespec){0, (long)(OPENBLAS_REST_S * 1e9)}, NULL);
         }
@@ -128,10 +135,10 @@ int bench_policy(const bench_opts *o, bench_table *t)
            tiledblas_version(), gpu ? "yes" : "no (auto against OpenBLAS alone)", tiledblas_cpu_backend());
     if (!openblas)
         printf("OpenBLAS alone: not timed (--no-openblas); auto against the forced GPU\n");
-    printf("timing: wall clock, host memory in and out; after a checked call each, rounds of an untimed "
-           "call per variant, then a timed one (a batch lasting about %.2f ms for shorter calls), each round "
-           "in another of the six orders, a %.2f s pause after OpenBLAS's (its threads spin); medians of up to %d "
-           "rounds\n", BATCH_MS, OPENBLAS_REST_S, o->reps);
+    printf("timing: wall clock, host memory in and out; after a checked call each, rounds of untimed calls "
+           "per variant for at least %.2f ms (at least one), then a timed one (a batch lasting about %.2f ms "
+           "for shorter calls), each round in another of the six orders, a %.2f s pause after OpenBLAS's (its "
+           "threads spin); medians of up to %d rounds\n", o->warm_ms, BATCH_MS, OPENBLAS_REST_S, o->reps);
     printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU); target for auto: >= %.2f\n",
            TARGET);
     fflush(stdout);
@@ -162,7 +169,7 @@ int bench_policy(const bench_opts *o, bench_table *t)
                 bench_host_check(rows[v], pc.call[v].sgemm, &bc, &h, s);
             }
             /* The checks poisoned and rewrote C: beta != 0 now accumulates, which costs the same. */
-            const int batch = time_interleaved(&pc, &bc, o->reps, rows);
+            const int batch = time_interleaved(&pc, &bc, o->reps, o->warm_ms, rows);
 
             const double best = !gpu                                           ? rows[OPENBLAS]->ms
                                 : !openblas || rows[GPU]->ms < rows[OPENBLAS]->ms ? rows[GPU]->ms
