@@ -20,12 +20,10 @@
  * rounds.
  *
  * Every row's ratio is its speed over the faster forced path's (OpenBLAS or
- * the GPU), paired round by round (time_interleaved); the summary counts the
- * cases where auto reaches 0.95 of it.
+ * the GPU); the summary counts the cases where auto reaches 0.95 of it.
  * Without a GPU, or with --no-openblas, the other path alone is the reference.
  */
 #include <dlfcn.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,11 +76,7 @@ static double call_variant_again(policy_case *pc, int v, int batch, double warm_
 
 /*
  * Fills the rows of the present variants with their medians over interleaved
- * rounds, and their ratios: over the rounds, the median of the faster forced
- * path's time (by its median) over the variant's in the same round. Paired by
- * round, the ratio holds where the host's state changes between rounds (a
- * 16^3 call on the H100 machine takes 0.5 us for a while, then 1.1), which
- * moves each variant's median on its own. Returns the calls per timed batch.
+ * rounds; returns the calls per timed batch.
  */
 static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps, double warm_ms,
                             bench_row *rows[VARIANTS])
@@ -111,26 +105,14 @@ static int time_interleaved(policy_case *pc, const bench_case *bc, int max_reps,
             if (v == OPENBLAS && t[v][r] >= OPENBLAS_THREADED_MS)
                 nanosleep(&(struct timespec){0, (long)(OPENBLAS_REST_S * 1e9)}, NULL);
         }
-    double *sorted = bench_xmalloc(sizeof(double) * (size_t)rounds); /* bench_median sorts */
-    for (int v = 0; v < VARIANTS; v++)
+    for (int v = 0; v < VARIANTS; v++) {
         if (pc->present[v]) {
-            memcpy(sorted, t[v], sizeof(double) * (size_t)rounds);
-            rows[v]->ms = bench_median(sorted, rounds);
+            rows[v]->ms = bench_median(t[v], rounds);
             rows[v]->reps = rounds;
             rows[v]->gflops = bench_gflops(bc, rows[v]->ms);
         }
-    const int best = !pc->present[GPU]                                          ? OPENBLAS
-                     : !pc->present[OPENBLAS] || rows[GPU]->ms < rows[OPENBLAS]->ms ? GPU
-                                                                                  : OPENBLAS;
-    for (int v = 0; v < VARIANTS; v++) {
-        if (pc->present[v]) {
-            for (int r = 0; r < rounds; r++)
-                sorted[r] = t[v][r] > 0.0 ? t[best][r] / t[v][r] : 0.0;
-            rows[v]->ratio = bench_median(sorted, rounds);
-        }
         free(t[v]);
     }
-    free(sorted);
     return batch;
 }
 
@@ -157,8 +139,8 @@ int bench_policy(const bench_opts *o, bench_table *t)
            "per variant for at least %.2f ms (at least one), then a timed one (a batch lasting about %.2f ms "
            "for shorter calls), each round in another of the six orders, a %.2f s pause after OpenBLAS's (its "
            "threads spin); medians of up to %d rounds\n", o->warm_ms, BATCH_MS, OPENBLAS_REST_S, o->reps);
-    printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU, by median), round by round, "
-           "median over the rounds; target for auto: >= %.2f\n", TARGET);
+    printf("ratio: speed over the faster forced path's (OpenBLAS alone or the GPU); target for auto: >= %.2f\n",
+           TARGET);
     fflush(stdout);
 
     int cases = 0, met = 0;
@@ -189,12 +171,15 @@ int bench_policy(const bench_opts *o, bench_table *t)
             /* The checks poisoned and rewrote C: beta != 0 now accumulates, which costs the same. */
             const int batch = time_interleaved(&pc, &bc, o->reps, o->warm_ms, rows);
 
+            const double best = !gpu                                           ? rows[OPENBLAS]->ms
+                                : !openblas || rows[GPU]->ms < rows[OPENBLAS]->ms ? rows[GPU]->ms
+                                                                                  : rows[OPENBLAS]->ms;
             for (int v = 0; v < VARIANTS; v++)
-                if (rows[v] && !rows[v]->failed)
-                    snprintf(rows[v]->status, sizeof rows[v]->status, "ok");
-            const double best_ms = !gpu ? rows[OPENBLAS]->ms
-                                   : !openblas ? rows[GPU]->ms
-                                               : fmin(rows[GPU]->ms, rows[OPENBLAS]->ms);
+                if (rows[v]) {
+                    rows[v]->ratio = rows[v]->ms > 0.0 ? best / rows[v]->ms : 0.0;
+                    if (!rows[v]->failed)
+                        snprintf(rows[v]->status, sizeof rows[v]->status, "ok");
+                }
             cases++;
             if (rows[AUTO]->ratio >= TARGET) {
                 met++;
@@ -206,9 +191,8 @@ int bench_policy(const bench_opts *o, bench_table *t)
                     strcat(misses, miss);
             }
             fprintf(stderr, "[policy] %s %s: auto %.4f ms, gpu %.4f ms, openblas %.4f ms (%d rounds of %d calls; 0: not "
-                    "timed): auto at %.3f (of the medians: %.3f)\n", bc.shape, bc.op, rows[AUTO]->ms,
-                    gpu ? rows[GPU]->ms : 0.0, openblas ? rows[OPENBLAS]->ms : 0.0, rows[AUTO]->reps, batch,
-                    rows[AUTO]->ratio, rows[AUTO]->ms > 0.0 ? best_ms / rows[AUTO]->ms : 0.0);
+                    "timed): auto at %.3f\n", bc.shape, bc.op, rows[AUTO]->ms, gpu ? rows[GPU]->ms : 0.0,
+                    openblas ? rows[OPENBLAS]->ms : 0.0, rows[AUTO]->reps, batch, rows[AUTO]->ratio);
         }
         free(s);
         bench_host_bufs_free(&h);
