@@ -65,8 +65,7 @@ void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE Tr
         RowMajorStrg = 0;
         return;
     }
-    const tb_origin origin = {"cblas", row_major, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N',
-                              M, N, K};
+    const tb_origin origin = {"cblas", row_major};
     tb_sgemm(&call, &origin);
     RowMajorStrg = 0;
 }

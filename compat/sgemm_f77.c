@@ -20,6 +20,6 @@ void sgemm_(const char *transa, const char *transb, const int *m, const int *n, 
         .alpha = *alpha, .beta = *beta,
         .a = a, .lda = *lda, .b = b, .ldb = *ldb, .c = c, .ldc = *ldc,
     };
-    const tb_origin origin = {"f77", 0, trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', *m, *n, *k};
+    const tb_origin origin = {"f77", 0};
     tb_sgemm(&call, &origin);
 }

@@ -55,12 +55,10 @@ static inline tb_call tb_call_block(const tb_call *call, int64_t i0, int64_t row
     return block;
 }
 
-/* The call as the application made it, for the per-call trace. */
+/* How the application made the call, for the per-call trace; the rest follows from the tb_call. */
 typedef struct tb_origin {
-    const char *api;  /* "cblas" or "f77" */
-    int row_major;
-    char trans_a, trans_b; /* 'N' or 'T' ('C' shown as 'T') */
-    int m, n, k;
+    const char *api; /* "cblas" or "f77" */
+    int row_major;   /* the tb_call is its column-major transpose: A and B swapped, M and N too */
 } tb_origin;
 
 /* The framework: quick returns, path choice, GPU with CPU fallback, accounting. */
@@ -267,13 +265,14 @@ void tb_trace_host_end(double begin, const char *what, int64_t panel);
 /* Once the call's work is done: prints the stages by start time. */
 void tb_trace_pipeline_end(void);
 /* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (start: the clock then). */
-void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, double start, int verbose);
+void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, const char *reason, double start,
+                     int verbose);
 /* tb_account_call at TILEDBLAS_VERBOSE >= 1; inline, so that a silent call pays one comparison. */
-static inline void tb_report_call(const tb_config *config, const tb_origin *origin, int on_gpu, const char *reason,
-                                  double start)
+static inline void tb_report_call(const tb_config *config, const tb_call *call, const tb_origin *origin, int on_gpu,
+                                  const char *reason, double start)
 {
     if (config->verbose > 0)
-        tb_account_call(origin, on_gpu, reason, start, config->verbose);
+        tb_account_call(call, origin, on_gpu, reason, start, config->verbose);
 }
 
 /* Prints a warning the first time the enclosing call site is reached. */

@@ -22,9 +22,10 @@ void tb_warn(const char *fmt, ...)
     fprintf(stderr, "tiledblas: warning: %s\n", line);
 }
 
-void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, double start, int verbose)
+void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, const char *reason, double start,
+                     int verbose)
 {
-    const double gflop = 2e-9 * origin->m * origin->n * origin->k;
+    const double gflop = 2e-9 * call->m * call->n * call->k;
     pthread_mutex_lock(&totals.lock);
     totals.calls[on_gpu]++;
     totals.gflop[on_gpu] += gflop;
@@ -32,11 +33,13 @@ void tb_account_call(const tb_origin *origin, int on_gpu, const char *reason, do
     if (verbose < 2)
         return;
     const double seconds = tb_seconds_now() - start;
+    const int swapped = origin->row_major;
+    const int trans_a = swapped ? call->trans_b : call->trans_a, trans_b = swapped ? call->trans_a : call->trans_b;
     fprintf(stderr,
             "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s "
             "time=%.3fms %.2f GFLOP/s\n",
-            origin->api, origin->row_major ? "row" : "col", origin->trans_a, origin->trans_b,
-            origin->m, origin->n, origin->k, on_gpu ? "gpu" : "cpu", reason, seconds * 1e3,
+            origin->api, swapped ? "row" : "col", trans_a ? 'T' : 'N', trans_b ? 'T' : 'N',
+            swapped ? call->n : call->m, swapped ? call->m : call->n, call->k, on_gpu ? "gpu" : "cpu", reason, seconds * 1e3,
             seconds > 0 ? gflop / seconds : 0.0);
 }
 

@@ -97,7 +97,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
 {
     const double start = config->verbose >= 2 ? tb_seconds_now() : 0.0;
     if (call->m == 0 || call->n == 0) {
-        tb_report_call(config, origin, 0, "empty", start);
+        tb_report_call(config, call, origin, 0, "empty", start);
         return;
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
@@ -123,7 +123,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
         reason = "device-pointers";
     } else if (!reads_ab) {
         tb_scale_c_host(call);
-        tb_report_call(config, origin, 0, "scale-only", start);
+        tb_report_call(config, call, origin, 0, "scale-only", start);
         return;
     } else if ((device = atomic_load(&config->device)) == TILEDBLAS_DEVICE_CPU) {
         use_gpu = 0;
@@ -174,7 +174,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
     if (choice.measure_class >= 0)
         tb_auto_measured(&choice, measure_start, use_gpu && !on_gpu);
-    tb_report_call(config, origin, on_gpu, reason, start);
+    tb_report_call(config, call, origin, on_gpu, reason, start);
 }
 
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
