@@ -3,7 +3,7 @@
 #include "internal.h"
 #include "tiledblas.h"
 
-void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+TB_TINY_PATH void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
             const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
             const float *beta, float *c, const int *ldc)
 {

@@ -61,8 +61,15 @@ typedef struct tb_origin {
     int row_major;   /* the tb_call is its column-major transpose: A and B swapped, M and N too */
 } tb_origin;
 
+/*
+ * Marks the functions a tiny call passes through, from the entry points to the
+ * CPU BLAS: the linker puts them together (.text.hot), so that such a call
+ * touches few code pages, not one per source file.
+ */
+#define TB_TINY_PATH __attribute__((hot))
+
 /* The framework: quick returns, path choice, GPU with CPU fallback, accounting. */
-void tb_sgemm(const tb_call *call, const tb_origin *origin);
+TB_TINY_PATH void tb_sgemm(const tb_call *call, const tb_origin *origin);
 
 /* --- configuration (src/config.c), read once from the environment --- */
 typedef struct tb_config {
@@ -75,7 +82,7 @@ typedef struct tb_config {
     int device_mb;        /* cap on the device memory the GPU path uses; 0: what is free */
     int copy_threads;     /* host copy threads; 0: tb_usable_cpus() (at most 16) */
 } tb_config;
-const tb_config *tb_config_get(void);
+TB_TINY_PATH const tb_config *tb_config_get(void);
 /* Sets the path for calls on host memory (config->device); returns the previous one. */
 tiledblas_device tb_config_set_device(tiledblas_device device);
 
@@ -98,7 +105,7 @@ void tb_auto_describe_classes(void (*line)(const char *text));
 int tb_cost_model_describe(char *text, size_t size);
 
 /* --- CPU backend (src/cpu_backend.c) --- */
-void tb_cpu_sgemm(const tb_call *call);
+TB_TINY_PATH void tb_cpu_sgemm(const tb_call *call);
 const char *tb_cpu_backend_name(void);
 /* The backend's name, or NULL while no call has needed it (nothing is loaded to answer). */
 const char *tb_cpu_backend_if_resolved(void);
@@ -141,7 +148,7 @@ typedef struct {
     int program_segments;
     int beyond_heap_known; /* stack and program are filled in */
 } tb_certain_host;
-void tb_certain_host_ranges(tb_certain_host *where);
+TB_TINY_PATH void tb_certain_host_ranges(tb_certain_host *where);
 /* Whether [p, p + bytes) lies in the stack or program ranges, which it fills in on first need. */
 int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes);
 /*
