@@ -104,7 +104,7 @@ if want bench; then
         printf 'NVBLAS_LOGFILE %s\nNVBLAS_CPU_BLAS_LIB %s\nNVBLAS_GPU_LIST ALL\nNVBLAS_AUTOPIN_MEM_ENABLED\n' \
             "$BUILD/nvblas.log" "${OPENBLAS_LIB:-libopenblas.so.0}" >"$BUILD/nvblas.conf"
         bench e2e-nvblas 120 TILEDBLAS_DEVICE=gpu NVBLAS_CONFIG_FILE="$BUILD/nvblas.conf" -- \
-            --e2e --sizes 4096,8192 --no-openblas --reps 3 --nvblas "$nvblas"
+            --e2e --sizes 4096,8192 --no-openblas --reps 9 --nvblas "$nvblas"
     fi
     # The plain-copy baseline: no pinned staging, cudaMemcpy from pageable memory, one kernel.
     bench e2e-pageable 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_PINNED_MB=0 -- --e2e --sizes 1024,2048,4096,8192 \
