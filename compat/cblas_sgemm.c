@@ -24,8 +24,8 @@ static int trans_flag(CBLAS_TRANSPOSE trans)
 }
 
 TB_TINY_PATH void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB, int M,
-                 int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                 float beta, float *C, int ldc)
+                              int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                              float beta, float *C, int ldc)
 {
     RowMajorStrg = 0;
     if (layout != CblasColMajor && layout != CblasRowMajor) {

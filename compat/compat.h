@@ -2,7 +2,7 @@
 #ifndef TILEDBLAS_COMPAT_H
 #define TILEDBLAS_COMPAT_H
 
-#include "internal.h" /* TB_TINY_PATH */
+#include "tiny_path.h"
 
 /* Fortran transpose character: 0 'N', 1 'T' or 'C' (real data), -1 invalid. Case-insensitive. */
 TB_TINY_PATH int tb_parse_trans(char trans);

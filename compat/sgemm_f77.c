@@ -4,8 +4,8 @@
 #include "tiledblas.h"
 
 TB_TINY_PATH void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-            const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
-            const float *beta, float *c, const int *ldc)
+                         const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
+                         const float *beta, float *c, const int *ldc)
 {
     const int trans_a = tb_parse_trans(*transa), trans_b = tb_parse_trans(*transb);
     int info = trans_a < 0 ? 1

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "tiledblas.h"
+#include "tiny_path.h"
 
 /*
  * One SGEMM normalised to column-major: C = alpha*op(A)*op(B) + beta*C with
@@ -58,15 +59,9 @@ static inline tb_call tb_call_block(const tb_call *call, int64_t i0, int64_t row
 /* How the application made the call, for the per-call trace; the rest follows from the tb_call. */
 typedef struct tb_origin {
     const char *api; /* "cblas" or "f77" */
-    int row_major;   /* the tb_call is its column-major transpose: A and B swapped, M and N too */
+    int row_major;   /* the tb_call is its column-major transpose: A and B swapped with their
+                        transposes and leading dimensions, M and N too */
 } tb_origin;
-
-/*
- * Marks the functions a tiny call passes through, from the entry points to the
- * CPU BLAS: the linker puts them together (.text.hot), so that such a call
- * touches few code pages, not one per source file.
- */
-#define TB_TINY_PATH __attribute__((hot))
 
 /* The framework: quick returns, path choice, GPU with CPU fallback, accounting. */
 TB_TINY_PATH void tb_sgemm(const tb_call *call, const tb_origin *origin);
@@ -150,7 +145,7 @@ typedef struct {
 } tb_certain_host;
 TB_TINY_PATH void tb_certain_host_ranges(tb_certain_host *where);
 /* Whether [p, p + bytes) lies in the stack or program ranges, which it fills in on first need. */
-int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes);
+TB_TINY_PATH int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes);
 /*
  * Whether [p, p + bytes) is ordinary host memory by those ranges alone (a few
  * nanoseconds against ~0.3 us for the driver's answer). It may still be

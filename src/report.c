@@ -35,12 +35,13 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
     const double seconds = tb_seconds_now() - start;
     const int swapped = origin->row_major;
     const int trans_a = swapped ? call->trans_b : call->trans_a, trans_b = swapped ? call->trans_a : call->trans_b;
+    /* ConjTrans shows as 'T' (real data). */
     fprintf(stderr,
             "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s "
             "time=%.3fms %.2f GFLOP/s\n",
             origin->api, swapped ? "row" : "col", trans_a ? 'T' : 'N', trans_b ? 'T' : 'N',
-            swapped ? call->n : call->m, swapped ? call->m : call->n, call->k, on_gpu ? "gpu" : "cpu", reason, seconds * 1e3,
-            seconds > 0 ? gflop / seconds : 0.0);
+            swapped ? call->n : call->m, swapped ? call->m : call->n, call->k, on_gpu ? "gpu" : "cpu", reason,
+            seconds * 1e3, seconds > 0 ? gflop / seconds : 0.0);
 }
 
 static void print_crossover_class(const char *text)

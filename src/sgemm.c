@@ -14,7 +14,7 @@ typedef struct {
     int device;       /* their device; -1 none, -2 several */
 } residency;
 
-/* Bytes from the first element of a column-major rows x cols operand to past its last. */
+/* Bytes from the first element of a column-major rows x cols operand (cols >= 1) to past its last. */
 static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld)
 {
     return (size_t)((cols - 1) * ld + rows) * sizeof(float);
