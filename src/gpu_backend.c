@@ -500,6 +500,11 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
     return status;
 }
 
+static int is_large(const tb_call *call)
+{
+    return 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
+}
+
 /*
  * Host operands: large calls are pipelined, smaller ones staged through pinned
  * memory whole; a call too large for both (tiny N, huge A) falls back to plain
@@ -507,15 +512,15 @@ static cudaError_t time_kernel_locked(int kernel, int n, double *seconds)
  */
 static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress)
 {
-    if (current_lane != 0) /* staged calls that fit it only (tb_gpu_sgemm) */
-        return tb_staged_sgemm(call, pinned, kernel, progress);
-    const int large = 2.0 * call->m * call->n * call->k >= tb_config_get()->pipeline_min_flops;
+    const int large = is_large(call);
     if (!large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
     tb_pipeline_plan plan;
     if (tb_pipeline_plan_for(call, kernel, &plan))
         return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
-    if (large && tb_staged_fits(call, kernel))
+    /* The plain copies use the first lane's stream: on the second, a call that no longer fits its
+     * buffers (the other lane grew meanwhile) is staged, or fails for want of memory. */
+    if ((large && tb_staged_fits(call, kernel)) || current_lane != 0)
         return tb_staged_sgemm(call, pinned, kernel, progress);
     return run_call(call, 0, kernel);
 }
@@ -565,11 +570,28 @@ static cudaError_t release_large_workspace(void)
     return status;
 }
 
-/* Whether the second lane can run the call: host operands, staged, within its pinned staging. */
+/*
+ * Whether the second lane may run the call, as far as can be told before
+ * holding it: host operands, and staged within its pinned staging unless
+ * large enough to pipeline (second_lane_runs decides those).
+ */
 static int second_lane_can_take(const tb_call *call, unsigned resident)
 {
-    return !resident && 2.0 * call->m * call->n * call->k < tb_config_get()->pipeline_min_flops &&
-           (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1);
+    return !resident && (is_large(call) || (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1));
+}
+
+/*
+ * Holding the second lane: whether its buffers can grow to the call, staged,
+ * or pipelined in one row block (with several, B would cross the bus once per
+ * block: the first lane does better). Two pipelined calls then run at once,
+ * each one's host copies beside the other's transfers and kernels.
+ */
+static int second_lane_runs(const tb_call *call, int kernel)
+{
+    if (!is_large(call))
+        return tb_staged_fits(call, kernel);
+    tb_pipeline_plan plan;
+    return tb_pipeline_plan_for(call, kernel, &plan) && plan.rows >= call->m;
 }
 
 /* Calls take turns on the lanes; the application's current context on this thread is put back. */
@@ -618,7 +640,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     gpu_turn turn;
     *progress = (tb_gpu_progress){0, call->m, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
-    if (status == cudaSuccess && current_lane != 0 && !tb_staged_fits(call, kernel)) {
+    if (status == cudaSuccess && current_lane != 0 && !second_lane_runs(call, kernel)) {
         /* The second lane's buffers cannot grow to it: the first can pipeline it, or reuse its own. */
         end_turn(&turn, cudaSuccess);
         status = begin_turn(&turn, TB_FIRST_LANE);

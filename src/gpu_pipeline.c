@@ -66,7 +66,8 @@ typedef struct {
     int ready;
 } pipeline;
 
-static pipeline pipe_state;
+/* One per lane: pipelined calls on both lanes run at once, each on its own streams. */
+static pipeline pipelines[TB_GPU_LANES];
 
 _Static_assert(SLOTS % COMPUTE_STREAMS == 0, "a slot's kernels keep to one stream, in order");
 
@@ -570,7 +571,7 @@ static int64_t largest_scratch(run_state *r)
 cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int kernel,
                               const tb_pipeline_plan *plan, tb_gpu_progress *progress)
 {
-    pipeline *p = &pipe_state;
+    pipeline *p = &pipelines[tb_gpu_lane()];
     cudaError_t status;
     if (!p->ready && (status = create_resources(p)) != cudaSuccess)
         return status;

@@ -220,7 +220,7 @@ int64_t tb_staged_pinned_floats(const tb_call *call);
 int tb_staged_fits(const tb_call *call, int kernel);
 cudaError_t tb_staged_sgemm(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress);
 
-/* --- pipelined GPU path for large calls on host operands (src/gpu_pipeline.c), on the first lane --- */
+/* --- pipelined GPU path for large calls on host operands (src/gpu_pipeline.c), on either lane --- */
 /* How one call is cut: row blocks of C (op(A)'s block resident), each in panels of columns. */
 typedef struct tb_pipeline_plan {
     int64_t rows, width;

@@ -4,8 +4,10 @@
  * --timeline times each stage alone, this shows how they overlap in a call.
  * GPU stages are timed with events on their own streams, host stages with
  * the host clock; both count from the call's start (the streams are idle
- * then, so an event recorded at the start completes at once).
+ * then, so an event recorded at the start completes at once). One pipelined
+ * call is traced at a time: one on the other lane meanwhile is not.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,8 +22,11 @@ typedef struct {
     double begin, end; /* seconds from the start */
 } stage;
 
+/* The trace is taken by one call at a time; the thread that took it is the one tracing. */
+static atomic_flag taken = ATOMIC_FLAG_INIT;
+static _Thread_local int tracing;
+
 static struct {
-    int active;
     double start;
     cudaEvent_t zero;
     int count, dropped; /* stages recorded, and those past MAX_STAGES */
@@ -48,15 +53,20 @@ static cudaError_t record(cudaEvent_t e, cudaStream_t stream)
 
 void tb_trace_pipeline_begin(cudaStream_t stream)
 {
-    trace.active = tb_config_get()->verbose >= 3 && event(&trace.zero) == cudaSuccess &&
-                   record(trace.zero, stream) == cudaSuccess;
+    if (tb_config_get()->verbose < 3 || atomic_flag_test_and_set(&taken))
+        return;
+    tracing = event(&trace.zero) == cudaSuccess && record(trace.zero, stream) == cudaSuccess;
+    if (!tracing) {
+        atomic_flag_clear(&taken);
+        return;
+    }
     trace.start = tb_seconds_now();
     trace.count = trace.dropped = 0;
 }
 
 int tb_trace_gpu_begin(cudaStream_t stream, const char *what, int64_t panel)
 {
-    if (!trace.active)
+    if (!tracing)
         return -1;
     if (trace.count == MAX_STAGES) {
         trace.dropped++;
@@ -78,12 +88,12 @@ void tb_trace_gpu_end(int id, cudaStream_t stream)
 
 double tb_trace_host_begin(void)
 {
-    return trace.active ? tb_seconds_now() : 0.0;
+    return tracing ? tb_seconds_now() : 0.0;
 }
 
 void tb_trace_host_end(double begin, const char *what, int64_t panel)
 {
-    if (!trace.active)
+    if (!tracing)
         return;
     if (trace.count == MAX_STAGES) {
         trace.dropped++;
@@ -101,9 +111,9 @@ static int by_begin(const void *x, const void *y)
 /* After the call's work is done: the stages by start time, in milliseconds. */
 void tb_trace_pipeline_end(void)
 {
-    if (!trace.active)
+    if (!tracing)
         return;
-    trace.active = 0;
+    tracing = 0;
     for (int i = 0; i < trace.count; i++) {
         stage *s = &trace.stages[i];
         float begin_ms, end_ms;
@@ -126,4 +136,5 @@ void tb_trace_pipeline_end(void)
     }
     if (trace.dropped)
         fprintf(stderr, "tiledblas: pipeline: %d more stages not traced\n", trace.dropped);
+    atomic_flag_clear(&taken);
 }
