@@ -582,16 +582,18 @@ static int second_lane_can_take(const tb_call *call, unsigned resident)
 
 /*
  * Holding the second lane: whether its buffers can grow to the call, staged,
- * or pipelined in one row block (with several, B would cross the bus once per
- * block: the first lane does better). Two pipelined calls then run at once,
- * each one's host copies beside the other's transfers and kernels.
+ * or pipelined as the first lane would (one row block, the widest panels).
+ * Two pipelined calls then run at once, each one's host copies beside the
+ * other's transfers and kernels. A plan cut down to the second lane's
+ * smaller pinned share would cost more: B over the bus once per row block,
+ * or narrow panels, whose kernels fill the GPU poorly.
  */
 static int second_lane_runs(const tb_call *call, int kernel)
 {
     if (!is_large(call))
         return tb_staged_fits(call, kernel);
     tb_pipeline_plan plan;
-    return tb_pipeline_plan_for(call, kernel, &plan) && plan.rows >= call->m;
+    return tb_pipeline_plan_for(call, kernel, &plan) && tb_pipeline_plan_is_unlimited(call, &plan);
 }
 
 /* Calls take turns on the lanes; the application's current context on this thread is put back. */

@@ -155,10 +155,17 @@ static int64_t rows_that_fit(const tb_call *call, int64_t width, int64_t pinned,
     return rows > 0 ? rows : 0;
 }
 
+/* The panels' width when the budgets are no limit: about TARGET_PANELS of them, a multiple of MIN_PANEL. */
+static int64_t widest_panel(int64_t n)
+{
+    const int64_t width = (n + TARGET_PANELS - 1) / TARGET_PANELS;
+    return (width + MIN_PANEL - 1) / MIN_PANEL * MIN_PANEL;
+}
+
 /*
- * About TARGET_PANELS panels of C, a multiple of MIN_PANEL wide, with all of
- * C in one row block when the budgets allow; otherwise the width that needs
- * the fewest row blocks, since each sends B over the bus again.
+ * The widest panels, with all of C in one row block, when the budgets allow;
+ * otherwise the width that needs the fewest row blocks, since each sends B
+ * over the bus again.
  */
 int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan)
 {
@@ -167,8 +174,7 @@ int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan
     if (n < 2 * MIN_PANEL)
         return 0;
     const int64_t pinned = (int64_t)tb_gpu_pinned_budget(), device = (int64_t)tb_gpu_memory_budget();
-    int64_t width = (n + TARGET_PANELS - 1) / TARGET_PANELS;
-    width = (width + MIN_PANEL - 1) / MIN_PANEL * MIN_PANEL;
+    int64_t width = widest_panel(n);
     *plan = (tb_pipeline_plan){0, 0};
     int64_t fewest_blocks = 0;
     for (; width >= MIN_PANEL; width = width / 2 / MIN_PANEL * MIN_PANEL) {
@@ -184,6 +190,11 @@ int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan
             break;
     }
     return plan->rows > 0;
+}
+
+int tb_pipeline_plan_is_unlimited(const tb_call *call, const tb_pipeline_plan *plan)
+{
+    return plan->rows >= call->m && plan->width >= widest_panel(call->n);
 }
 
 /*

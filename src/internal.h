@@ -227,6 +227,8 @@ typedef struct tb_pipeline_plan {
 } tb_pipeline_plan;
 /* Whether the call can be pipelined within the memory budgets, and how. */
 int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan);
+/* Whether the plan is the one unlimited budgets give: one row block, the widest panels. */
+int tb_pipeline_plan_is_unlimited(const tb_call *call, const tb_pipeline_plan *plan);
 cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *plan,
                               tb_gpu_progress *progress);
 
