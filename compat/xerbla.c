@@ -19,7 +19,7 @@
 #include "internal.h"
 #include "tiledblas.h"
 
-TB_TINY_DATA int RowMajorStrg = 0;
+int RowMajorStrg = 0;
 int CBLAS_CallFromC = 0;
 
 static const char *const cblas_sgemm_args[] = {

@@ -22,9 +22,9 @@
 /* Pinned staging of the host-operand paths: 3 slots of B and C panels take ~200 MB at 8192^3. */
 #define TB_DEFAULT_PINNED_MB 512
 
-TB_TINY_DATA static tb_config config;
+static tb_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
-TB_TINY_DATA static atomic_int config_read;
+static atomic_int config_read;
 
 static double env_number(const char *name, double fallback)
 {

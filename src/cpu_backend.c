@@ -30,13 +30,13 @@ typedef void (*cblas_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBL
                                int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta,
                                float *c, int ldc);
 
-TB_TINY_DATA static struct {
+static struct {
     f77_sgemm_fn sgemm;   /* NULL: built-in loop */
     cblas_sgemm_fn cblas; /* the same library's CBLAS entry, where it cannot come back to us; else NULL */
+    char name[512];
 } backend;
-static char backend_name[512];
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
-TB_TINY_DATA static atomic_int backend_resolved;
+static atomic_int backend_resolved;
 
 static int is_ours(void *symbol)
 {
@@ -78,7 +78,7 @@ static int use_symbol(void *symbol, const char *fallback_name)
     const char *name = dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : fallback_name;
     backend.sgemm = (f77_sgemm_fn)symbol;
     backend.cblas = openblas_cblas(symbol);
-    snprintf(backend_name, sizeof backend_name, "%s", name);
+    snprintf(backend.name, sizeof backend.name, "%s", name);
     return 1;
 }
 
@@ -101,7 +101,7 @@ static void find_backend(void)
     const char *requested = getenv("TILEDBLAS_CPU_BLAS");
     if (requested && *requested) {
         if (strcmp(requested, "builtin") == 0) {
-            snprintf(backend_name, sizeof backend_name, "builtin");
+            snprintf(backend.name, sizeof backend.name, "builtin");
             return;
         }
         if (use_library(requested))
@@ -110,7 +110,7 @@ static void find_backend(void)
     }
     if (use_library("libopenblas.so.0") || use_library("libblas.so.3"))
         return;
-    snprintf(backend_name, sizeof backend_name, "builtin");
+    snprintf(backend.name, sizeof backend.name, "builtin");
     tb_warn("no CPU BLAS found (libopenblas.so.0, libblas.so.3); using the slow built-in loop");
 }
 
@@ -123,12 +123,12 @@ static void resolve_backend(void)
 const char *tb_cpu_backend_name(void)
 {
     pthread_once(&backend_once, resolve_backend);
-    return backend_name;
+    return backend.name;
 }
 
 const char *tb_cpu_backend_if_resolved(void)
 {
-    return atomic_load(&backend_resolved) ? backend_name : NULL;
+    return atomic_load(&backend_resolved) ? backend.name : NULL;
 }
 
 /* Reference loop, accumulated in double; only runs when no CPU BLAS exists. */

@@ -29,7 +29,7 @@
 /* Executables have 2-5 loadable segments; a program with more is only asked about more often. */
 #define MAX_SEGMENTS 8
 
-TB_TINY_DATA static struct {
+static struct {
     pthread_once_t once;
     atomic_int found; /* the fields below are final: one pthread_once call less per SGEMM */
     uintptr_t heap_start; /* the [heap] line, or the break itself while there is no heap yet; 0 unknown */
