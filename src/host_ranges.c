@@ -37,6 +37,21 @@ static struct {
     tb_host_range program[MAX_SEGMENTS];
 } fixed = {.once = PTHREAD_ONCE_INIT};
 
+/*
+ * glibc's program break (an exported symbol since 2.2.5), read in place: it
+ * is what sbrk(0) returns, without the call through the PLT into a page of
+ * libc's code that a tiny call would touch for nothing else. Weak: NULL
+ * where the C library has no such symbol, and sbrk(0) is asked.
+ */
+extern void *__curbrk __attribute__((weak));
+
+static uintptr_t program_break(void)
+{
+    if (&__curbrk && __curbrk)
+        return (uintptr_t)__curbrk;
+    return (uintptr_t)sbrk(0);
+}
+
 /* The calling thread's stack, [0, 0) unknown; found when first needed. */
 static _Thread_local tb_host_range thread_stack;
 static _Thread_local int stack_asked;
@@ -104,7 +119,7 @@ void tb_certain_host_ranges(tb_certain_host *where)
 {
     if (!atomic_load_explicit(&fixed.found, memory_order_acquire))
         pthread_once(&fixed.once, find_fixed_ranges);
-    const uintptr_t brk_now = (uintptr_t)sbrk(0);
+    const uintptr_t brk_now = program_break();
     const int heap_known = fixed.heap_start && brk_now != (uintptr_t)-1;
     *where = (tb_certain_host){.heap = {heap_known ? fixed.heap_start : 0, heap_known ? brk_now : 0}};
 }
