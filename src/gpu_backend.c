@@ -643,7 +643,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     *progress = (tb_gpu_progress){0, call->m, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
     if (status == cudaSuccess && current_lane != 0 && !second_lane_runs(call, kernel)) {
-        /* The second lane's buffers cannot grow to it: the first can pipeline it, or reuse its own. */
+        /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
         end_turn(&turn, cudaSuccess);
         status = begin_turn(&turn, TB_FIRST_LANE);
     }
