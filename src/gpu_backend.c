@@ -89,8 +89,8 @@ static void init_gpu(void)
         return;
     }
     gpu.max_pitch = (size_t)pitch;
-    /* Up to a quarter of the device stays allocated between calls; more (an out-of-core
-     * call takes nearly all of it) would starve the application's own allocations. */
+    /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
+     * out-of-core call takes nearly all of it) would starve the application's own allocations. */
     gpu.kept_workspace_bytes = total_bytes / 4;
     pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store(&gpu.usable, 1);
@@ -235,13 +235,20 @@ static size_t device_reserve(size_t total)
     return total / 64 > least ? total / 64 : least;
 }
 
+/* Device bytes the lanes other than `lane` hold. */
+static size_t held_by_other_lanes(int lane)
+{
+    size_t others = 0;
+    for (int i = 0; i < TB_GPU_LANES; i++)
+        others += i == lane ? 0 : atomic_load(&workspaces[i].bytes);
+    return others;
+}
+
 /* TILEDBLAS_DEVICE_MB less what the other lanes hold, the cap being for all of them: 0 no cap, 1 none left. */
 static size_t cap_left(int lane)
 {
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
-    size_t others = 0;
-    for (int i = 0; i < TB_GPU_LANES; i++)
-        others += i == lane ? 0 : atomic_load(&workspaces[i].bytes);
+    const size_t others = held_by_other_lanes(lane);
     return !cap ? 0 : cap > others ? cap - others : 1;
 }
 
@@ -508,19 +515,23 @@ static int is_large(const tb_call *call)
 /*
  * Host operands: large calls are pipelined, smaller ones staged through pinned
  * memory whole; a call too large for both (tiny N, huge A) falls back to plain
- * pageable copies, and one too large for the device to the CPU.
+ * pageable copies, and one too large for the device to the CPU. On the second
+ * lane a call runs as second_lane_runs admitted it: `admitted` is its plan
+ * when pipelined.
  */
-static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, tb_gpu_progress *progress)
+static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *admitted,
+                                 tb_gpu_progress *progress)
 {
     const int large = is_large(call);
+    if (current_lane != 0)
+        return large ? tb_pipeline_sgemm(call, pinned, kernel, admitted, progress)
+                     : tb_staged_sgemm(call, pinned, kernel, progress);
     if (!large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
     tb_pipeline_plan plan;
     if (tb_pipeline_plan_for(call, kernel, &plan))
         return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
-    /* The plain copies use the first lane's stream: on the second, a call that no longer fits its
-     * buffers (the other lane grew meanwhile) is staged, or fails for want of memory. */
-    if ((large && tb_staged_fits(call, kernel)) || current_lane != 0)
+    if (large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
     return run_call(call, 0, kernel);
 }
@@ -546,12 +557,12 @@ static size_t largest_host_copied_operand(const tb_call *call, unsigned pinned)
  * from the application.
  */
 static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, int kernel,
-                                        tb_gpu_progress *progress)
+                                        const tb_pipeline_plan *admitted, tb_gpu_progress *progress)
 {
     const int burst = largest_host_copied_operand(call, pinned) >= TB_HOST_COPY_POOL_MIN_BYTES;
     if (burst)
         tb_host_copy_burst(1);
-    const cudaError_t status = run_host_path(call, pinned, kernel, progress);
+    const cudaError_t status = run_host_path(call, pinned, kernel, admitted, progress);
     if (burst)
         tb_host_copy_burst(0);
     return status;
@@ -562,7 +573,8 @@ static cudaError_t release_large_workspace(void)
 {
     kept_buffer *workspace = &workspaces[current_lane];
     const int capped_second = current_lane != 0 && tb_config_get()->device_mb;
-    if (workspace->bytes <= gpu.kept_workspace_bytes && !(capped_second && workspace->bytes))
+    if (workspace->bytes + held_by_other_lanes(current_lane) <= gpu.kept_workspace_bytes &&
+        !(capped_second && workspace->bytes))
         return cudaSuccess;
     const cudaError_t status = workspace->release(workspace->base);
     workspace->base = NULL;
@@ -571,13 +583,17 @@ static cudaError_t release_large_workspace(void)
 }
 
 /*
- * Whether the second lane may run the call, as far as can be told before
- * holding it: host operands, and staged within its pinned staging unless
- * large enough to pipeline (second_lane_runs decides those).
+ * Whether the second lane may run the call, as far as its pinned staging (a
+ * fixed share) tells before holding it: host operands, staged whole or, when
+ * large enough to pipeline, as the first lane would (second_lane_runs then
+ * asks the device).
  */
 static int second_lane_can_take(const tb_call *call, unsigned resident)
 {
-    return !resident && (is_large(call) || (size_t)tb_staged_pinned_floats(call) <= pinned_budget_of(1));
+    if (resident)
+        return 0;
+    const int64_t floats = is_large(call) ? tb_pipeline_unlimited_pinned_floats(call) : tb_staged_pinned_floats(call);
+    return floats > 0 && (size_t)floats <= pinned_budget_of(1);
 }
 
 /*
@@ -588,12 +604,11 @@ static int second_lane_can_take(const tb_call *call, unsigned resident)
  * smaller pinned share would cost more: B over the bus once per row block,
  * or narrow panels, whose kernels fill the GPU poorly.
  */
-static int second_lane_runs(const tb_call *call, int kernel)
+static int second_lane_runs(const tb_call *call, int kernel, tb_pipeline_plan *plan)
 {
     if (!is_large(call))
         return tb_staged_fits(call, kernel);
-    tb_pipeline_plan plan;
-    return tb_pipeline_plan_for(call, kernel, &plan) && tb_pipeline_plan_is_unlimited(call, &plan);
+    return tb_pipeline_plan_for(call, kernel, plan) && tb_pipeline_plan_is_unlimited(call, plan);
 }
 
 /* Calls take turns on the lanes; the application's current context on this thread is put back. */
@@ -640,15 +655,17 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
                            tb_gpu_progress *progress)
 {
     gpu_turn turn;
+    tb_pipeline_plan admitted = {0, 0};
     *progress = (tb_gpu_progress){0, call->m, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
-    if (status == cudaSuccess && current_lane != 0 && !second_lane_runs(call, kernel)) {
+    if (status == cudaSuccess && current_lane != 0 && !second_lane_runs(call, kernel, &admitted)) {
         /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
         end_turn(&turn, cudaSuccess);
         status = begin_turn(&turn, TB_FIRST_LANE);
     }
     if (status == cudaSuccess)
-        status = resident ? run_call(call, resident, kernel) : run_on_host_operands(call, pinned, kernel, progress);
+        status = resident ? run_call(call, resident, kernel)
+                          : run_on_host_operands(call, pinned, kernel, &admitted, progress);
     if (status == cudaSuccess) {
         *progress = (tb_gpu_progress){call->m, 0, 0};
         status = release_large_workspace();

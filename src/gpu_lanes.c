@@ -1,10 +1,11 @@
 /*
  * Calls take turns on the lanes of GPU resources (gpu_backend.c): each lane is
  * a device workspace and pinned staging of its own, held by one call at a
- * time. Every path runs on the first; the second takes calls on host memory
- * that its smaller share of the pinned staging can stage whole or pipeline in
- * one row block, while the first is busy, so that one call's host copies run
- * beside another's transfers and kernels. The kernel's timing takes both. Whoever needs more goes first: while a caller
+ * time. Every path runs on the first. The second takes calls on host memory
+ * that its smaller share of the pinned staging can stage whole, or pipeline
+ * as the first lane would (one row block, the widest panels), while the
+ * first is busy, so that one call's host copies run beside another's
+ * transfers and kernels. The kernel's timing takes both. Whoever needs more goes first: while a caller
  * waits for both lanes no other takes one, and while one waits for the first,
  * calls that can run on either leave it the first.
  */

@@ -197,6 +197,11 @@ int tb_pipeline_plan_is_unlimited(const tb_call *call, const tb_pipeline_plan *p
     return plan->rows >= call->m && plan->width >= widest_panel(call->n);
 }
 
+int64_t tb_pipeline_unlimited_pinned_floats(const tb_call *call)
+{
+    return call->n < 2 * MIN_PANEL ? 0 : SLOTS * slot_floats(call, call->m, widest_panel(call->n));
+}
+
 /*
  * C's panels: `width` columns each, except that the last, when at least two
  * MIN_PANEL wide and not among the first panels, comes as two halves (a

@@ -189,8 +189,8 @@ cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
 cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
 /* Floats of pinned staging allowed: the lane's share of TILEDBLAS_PINNED_MB. */
 size_t tb_gpu_pinned_budget(void);
-/* Lanes of GPU resources (workspace, pinned staging, the staged path's stream) that calls hold in turn;
- * the calling thread's, while it holds one. */
+/* Lanes of GPU resources (workspace, pinned staging, the staged and pipelined paths' streams and events)
+ * that calls hold in turn; the calling thread's, while it holds one. */
 #define TB_GPU_LANES 2
 int tb_gpu_lane(void);
 /* Taking turns on the lanes (src/gpu_lanes.c): the first, either (the first when free), or both at once. */
@@ -229,6 +229,8 @@ typedef struct tb_pipeline_plan {
 int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan);
 /* Whether the plan is the one unlimited budgets give: one row block, the widest panels. */
 int tb_pipeline_plan_is_unlimited(const tb_call *call, const tb_pipeline_plan *plan);
+/* The pinned staging that plan takes, in floats (0: the call is not pipelined at all). */
+int64_t tb_pipeline_unlimited_pinned_floats(const tb_call *call);
 cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *plan,
                               tb_gpu_progress *progress);
 
