@@ -16,6 +16,7 @@
  * driver only where that cannot matter. Other memory (mmap'd blocks, other
  * threads' malloc arenas) is asked about.
  */
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,23 +34,38 @@ static struct {
     pthread_once_t once;
     atomic_int found; /* the fields below are final: one pthread_once call less per SGEMM */
     uintptr_t heap_start; /* the [heap] line, or the break itself while there is no heap yet; 0 unknown */
+    int break_in_place;   /* __curbrk is the break (program_break) */
     int segments;
     tb_host_range program[MAX_SEGMENTS];
 } fixed = {.once = PTHREAD_ONCE_INIT};
 
 /*
- * glibc's program break (an exported symbol since 2.2.5), read in place: it
- * is what sbrk(0) returns, without the call through the PLT into a page of
- * libc's code that a tiny call would touch for nothing else. Weak: NULL
- * where the C library has no such symbol, and sbrk(0) is asked.
+ * glibc's program break (an exported symbol), read in place: it is what
+ * sbrk(0) returns, without the call through the PLT into a page of libc's
+ * code that a tiny call would touch for nothing else. Weak: NULL where the C
+ * library has no such symbol. Only the libc of the initial namespace keeps
+ * it current: in another (dlmopen), sbrk(0) asks the kernel.
  */
 extern void *__curbrk __attribute__((weak));
 
 static uintptr_t program_break(void)
 {
-    if (&__curbrk && __curbrk)
-        return (uintptr_t)__curbrk;
+    if (fixed.break_in_place) {
+        void *const now = __atomic_load_n(&__curbrk, __ATOMIC_RELAXED);
+        if (now)
+            return (uintptr_t)now;
+    }
     return (uintptr_t)sbrk(0);
+}
+
+/* Whether this library, and so the libc it uses, was loaded in the initial namespace. */
+static int in_initial_namespace(void)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    Lmid_t namespace;
+    return dladdr1((void *)in_initial_namespace, &info, (void **)&map, RTLD_DL_LINKMAP) && map &&
+           dlinfo(map, RTLD_DI_LMID, &namespace) == 0 && namespace == LM_ID_BASE;
 }
 
 /* The calling thread's stack, [0, 0) unknown; found when first needed. */
@@ -98,6 +114,7 @@ static int note_program_segments(struct dl_phdr_info *info, size_t size, void *d
 
 static void find_fixed_ranges(void)
 {
+    fixed.break_in_place = &__curbrk && in_initial_namespace();
     fixed.heap_start = find_heap_start();
     dl_iterate_phdr(note_program_segments, NULL);
     atomic_store_explicit(&fixed.found, 1, memory_order_release);
