@@ -61,11 +61,15 @@ static uintptr_t program_break(void)
 /* Whether this library, and so the libc it uses, was loaded in the initial namespace. */
 static int in_initial_namespace(void)
 {
+#ifdef LM_ID_BASE /* namespaces: glibc */
     Dl_info info;
     struct link_map *map = NULL;
     Lmid_t namespace;
-    return dladdr1((void *)in_initial_namespace, &info, (void **)&map, RTLD_DL_LINKMAP) && map &&
+    return dladdr1((void *)&fixed, &info, (void **)&map, RTLD_DL_LINKMAP) && map &&
            dlinfo(map, RTLD_DI_LMID, &namespace) == 0 && namespace == LM_ID_BASE;
+#else
+    return 1; /* a C library without namespaces (nor, then, dlmopen) */
+#endif
 }
 
 /* The calling thread's stack, [0, 0) unknown; found when first needed. */

@@ -229,7 +229,7 @@ typedef struct tb_pipeline_plan {
 int tb_pipeline_plan_for(const tb_call *call, int kernel, tb_pipeline_plan *plan);
 /* Whether the plan is the one unlimited budgets give: one row block, the widest panels. */
 int tb_pipeline_plan_is_unlimited(const tb_call *call, const tb_pipeline_plan *plan);
-/* The pinned staging that plan takes, in floats (0: the call is not pipelined at all). */
+/* The least pinned staging that plan needs, in floats (0: the call cannot be pipelined, N < 256). */
 int64_t tb_pipeline_unlimited_pinned_floats(const tb_call *call);
 cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *plan,
                               tb_gpu_progress *progress);
