@@ -5,9 +5,10 @@
  * that its smaller share of the pinned staging can stage whole, or pipeline
  * as the first lane would (one row block, the widest panels), while the
  * first is busy, so that one call's host copies run beside another's
- * transfers and kernels. The kernel's timing takes both. Whoever needs more goes first: while a caller
- * waits for both lanes no other takes one, and while one waits for the first,
- * calls that can run on either leave it the first.
+ * transfers and kernels. The kernel's timing takes both. Whoever needs more
+ * goes first: while a caller waits for both lanes no other takes one, and
+ * while one waits for the first, calls that can run on either leave it the
+ * first.
  */
 #include <pthread.h>
 #include <string.h>
