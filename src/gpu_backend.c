@@ -573,8 +573,9 @@ static cudaError_t release_large_workspace(void)
 {
     kept_buffer *workspace = &workspaces[current_lane];
     const int capped_second = current_lane != 0 && tb_config_get()->device_mb;
-    if (workspace->bytes + held_by_other_lanes(current_lane) <= gpu.kept_workspace_bytes &&
-        !(capped_second && workspace->bytes))
+    /* Another lane holding more than is kept releases it itself, at the end of its call. */
+    const size_t others = held_by_other_lanes(current_lane), kept = gpu.kept_workspace_bytes;
+    if (workspace->bytes + (others > kept ? 0 : others) <= kept && !(capped_second && workspace->bytes))
         return cudaSuccess;
     const cudaError_t status = workspace->release(workspace->base);
     workspace->base = NULL;
