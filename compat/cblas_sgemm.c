@@ -23,16 +23,18 @@ static int trans_flag(CBLAS_TRANSPOSE trans)
     }
 }
 
-TB_TINY_PATH void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB, int M,
-                              int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
-                              float beta, float *C, int ldc)
+/* Every call but the tiny ones the gate lets through; its own frame, so theirs is none. */
+static __attribute__((noinline)) void checked_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA,
+                                                    CBLAS_TRANSPOSE TransB, int M, int N, int K, float alpha,
+                                                    const float *A, int lda, const float *B, int ldb, float beta,
+                                                    float *C, int ldc)
 {
+    const int row_major = layout == CblasRowMajor;
     RowMajorStrg = 0;
-    if (layout != CblasColMajor && layout != CblasRowMajor) {
+    if (!row_major && layout != CblasColMajor) {
         cblas_xerbla(1, "cblas_sgemm", "Illegal layout setting, %d\n", (int)layout);
         return;
     }
-    const int row_major = layout == CblasRowMajor;
     RowMajorStrg = row_major;
     const int trans_a = trans_flag(TransA), trans_b = trans_flag(TransB);
     if (trans_a < 0) {
@@ -68,4 +70,18 @@ TB_TINY_PATH void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS
     const tb_origin origin = {"cblas", row_major};
     tb_sgemm(&call, &origin);
     RowMajorStrg = 0;
+}
+
+/* Both calls take the caller's arguments as they are: jumps, with no frame of ours. */
+TB_TINY_PATH void cblas_sgemm(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB, int M,
+                              int N, int K, float alpha, const float *A, int lda, const float *B, int ldb,
+                              float beta, float *C, int ldc)
+{
+    const int row_major = layout == CblasRowMajor;
+    const int trans_a = trans_flag(TransA), trans_b = trans_flag(TransB);
+    if ((row_major || layout == CblasColMajor) && trans_a >= 0 && trans_b >= 0 &&
+        tb_tiny_goes_straight(row_major, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, C, ldc))
+        tb_tiny.cpu_cblas(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    else
+        checked_sgemm(layout, TransA, TransB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

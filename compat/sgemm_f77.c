@@ -8,6 +8,12 @@ TB_TINY_PATH void sgemm_(const char *transa, const char *transb, const int *m, c
                          const float *beta, float *c, const int *ldc)
 {
     const int trans_a = tb_parse_trans(*transa), trans_b = tb_parse_trans(*transb);
+    if (trans_a >= 0 && trans_b >= 0 &&
+        tb_tiny_goes_straight(0, trans_a, trans_b, *m, *n, *k, *alpha, a, *lda, b, *ldb, c, *ldc)) {
+        tb_tiny.cpu_cblas(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                          *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
+        return;
+    }
     int info = trans_a < 0 ? 1
              : trans_b < 0 ? 2
              : tb_sgemm_dims_error(trans_a, trans_b, *m, *n, *k, *lda, *ldb, *ldc);

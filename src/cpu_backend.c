@@ -26,13 +26,9 @@ typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *
                              const float *b, const int *ldb, const float *beta, float *c,
                              const int *ldc, size_t transa_len, size_t transb_len);
 
-typedef void (*cblas_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m, int n,
-                               int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta,
-                               float *c, int ldc);
-
 static struct {
     f77_sgemm_fn sgemm;   /* NULL: built-in loop */
-    cblas_sgemm_fn cblas; /* the same library's CBLAS entry, where it cannot come back to us; else NULL */
+    tb_cblas_sgemm_fn cblas; /* the same library's CBLAS entry, where it cannot come back to us; else NULL */
     char name[512];
 } backend;
 static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
@@ -54,7 +50,7 @@ static void *symbol_of_object(void *handle, const Dl_info *info, const char *nam
 }
 
 /* OpenBLAS's cblas_sgemm, when the object holding the sgemm_ at `symbol` is OpenBLAS. */
-static cblas_sgemm_fn openblas_cblas(void *symbol)
+static tb_cblas_sgemm_fn openblas_cblas(void *symbol)
 {
     Dl_info info;
     if (!dladdr(symbol, &info) || !info.dli_fname)
@@ -67,7 +63,7 @@ static cblas_sgemm_fn openblas_cblas(void *symbol)
                       ? symbol_of_object(handle, &info, "cblas_sgemm")
                       : NULL;
     dlclose(handle);
-    return (cblas_sgemm_fn)cblas;
+    return (tb_cblas_sgemm_fn)cblas;
 }
 
 static int use_symbol(void *symbol, const char *fallback_name)
@@ -129,6 +125,12 @@ const char *tb_cpu_backend_name(void)
 const char *tb_cpu_backend_if_resolved(void)
 {
     return atomic_load(&backend_resolved) ? backend.name : NULL;
+}
+
+tb_cblas_sgemm_fn tb_cpu_backend_cblas(void)
+{
+    pthread_once(&backend_once, resolve_backend);
+    return backend.cblas;
 }
 
 /* Reference loop, accumulated in double; only runs when no CPU BLAS exists. */

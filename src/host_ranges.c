@@ -32,7 +32,7 @@
 
 static struct {
     pthread_once_t once;
-    atomic_int found; /* the fields below are final: one pthread_once call less per SGEMM */
+    atomic_int found; /* the fields below are final */
     uintptr_t heap_start; /* the [heap] line, or the break itself while there is no heap yet; 0 unknown */
     int break_in_place;   /* __curbrk is the break (program_break) */
     int segments;
@@ -40,14 +40,12 @@ static struct {
 } fixed = {.once = PTHREAD_ONCE_INIT};
 
 /*
- * glibc's program break (an exported symbol), read in place: it is what
- * sbrk(0) returns, without the call through the PLT into a page of libc's
- * code that a tiny call would touch for nothing else. Weak: NULL where the C
- * library has no such symbol. Only the libc of the initial namespace keeps
- * it current: in another (dlmopen), sbrk(0) asks the kernel.
+ * glibc's program break (__curbrk, declared weak in tiny_path.h: NULL where
+ * the C library has no such symbol), read in place: it is what sbrk(0)
+ * returns, without the call through the PLT into a page of libc's code that a
+ * tiny call would touch for nothing else. Only the libc of the initial
+ * namespace keeps it current: in another (dlmopen), sbrk(0) asks the kernel.
  */
-extern void *__curbrk __attribute__((weak));
-
 static uintptr_t program_break(void)
 {
     if (fixed.break_in_place) {
@@ -124,6 +122,12 @@ static void find_fixed_ranges(void)
     atomic_store_explicit(&fixed.found, 1, memory_order_release);
 }
 
+static void find_fixed_ranges_once(void)
+{
+    if (!atomic_load_explicit(&fixed.found, memory_order_acquire)) /* one pthread_once call less per SGEMM */
+        pthread_once(&fixed.once, find_fixed_ranges);
+}
+
 static tb_host_range find_thread_stack(void)
 {
     pthread_attr_t attr;
@@ -138,11 +142,16 @@ static tb_host_range find_thread_stack(void)
 
 void tb_certain_host_ranges(tb_certain_host *where)
 {
-    if (!atomic_load_explicit(&fixed.found, memory_order_acquire))
-        pthread_once(&fixed.once, find_fixed_ranges);
+    find_fixed_ranges_once();
     const uintptr_t brk_now = program_break();
     const int heap_known = fixed.heap_start && brk_now != (uintptr_t)-1;
     *where = (tb_certain_host){.heap = {heap_known ? fixed.heap_start : 0, heap_known ? brk_now : 0}};
+}
+
+uintptr_t tb_heap_start_by_break_in_place(void)
+{
+    find_fixed_ranges_once();
+    return fixed.break_in_place ? fixed.heap_start : 0;
 }
 
 /* Not inlined: its frame is below the caller's, so [frame, top) holds every frame above. */

@@ -104,6 +104,8 @@ TB_TINY_PATH void tb_cpu_sgemm(const tb_call *call);
 const char *tb_cpu_backend_name(void);
 /* The backend's name, or NULL while no call has needed it (nothing is loaded to answer). */
 const char *tb_cpu_backend_if_resolved(void);
+/* The backend's own cblas_sgemm, which cannot come back to us (OpenBLAS); else NULL. */
+tb_cblas_sgemm_fn tb_cpu_backend_cblas(void);
 /* C = beta*C on host memory, reference rules (beta == 0 writes zeros without reading). */
 void tb_scale_c_host(const tb_call *call);
 
@@ -144,6 +146,8 @@ typedef struct {
     int beyond_heap_known; /* stack and program are filled in */
 } tb_certain_host;
 TB_TINY_PATH void tb_certain_host_ranges(tb_certain_host *where);
+/* Where the brk heap starts, where its end is __curbrk (tiny_path.h); else 0. */
+uintptr_t tb_heap_start_by_break_in_place(void);
 /* Whether [p, p + bytes) lies in the stack or program ranges, which it fills in on first need. */
 TB_TINY_PATH int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes);
 /*

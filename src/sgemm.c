@@ -177,11 +177,30 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     tb_report_call(config, call, origin, on_gpu, reason, start);
 }
 
+tb_tiny_gate tb_tiny;
+
+/* Opens the gate (tiny_path.h) where it can be, once: everything it needs is final by now. */
+static __attribute__((noinline)) void open_tiny_gate(const tb_config *config)
+{
+    static atomic_flag tried = ATOMIC_FLAG_INIT;
+    if (atomic_flag_test_and_set(&tried))
+        return;
+    tb_tiny.gpu_min_flops = config->gpu_min_flops;
+    tb_tiny.heap_start = tb_heap_start_by_break_in_place();
+    tb_tiny.device = &config->device;
+    tb_tiny.cpu_cblas = tb_cpu_backend_cblas();
+    if (config->verbose == 0 && tb_tiny.heap_start && tb_tiny.cpu_cblas)
+        atomic_store_explicit(&tb_tiny.open, 1, memory_order_release);
+}
+
 void tb_sgemm(const tb_call *call, const tb_origin *origin)
 {
     const tb_config *config = tb_config_get();
-    if (straight_to_cpu(config, call))
+    if (straight_to_cpu(config, call)) {
         tb_cpu_sgemm(call);
-    else
+        if (!atomic_load_explicit(&tb_tiny.open, memory_order_relaxed))
+            open_tiny_gate(config);
+    } else {
         sgemm_general(config, call, origin);
+    }
 }
