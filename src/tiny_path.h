@@ -28,14 +28,14 @@ typedef void (*tb_cblas_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, 
  * call has found it all: silent, a CPU BLAS with its own cblas_sgemm, and
  * glibc's program break readable in place. A 16^3 call takes 120-600 ns in
  * OpenBLAS, and the framework's general checks cost 10-15 ns of it; this gate
- * costs a few, one cache line and the break.
+ * costs a few: its cache line, the configured device and the break.
  */
 typedef struct {
-    atomic_int open;             /* the fields below are final */
-    double gpu_min_flops;        /* smaller calls stay on the CPU in auto mode */
-    uintptr_t heap_start;        /* the brk heap runs from here to the program break */
-    const atomic_int *device;    /* the configured tiledblas_device, which tiledblas_set_device changes */
-    tb_cblas_sgemm_fn cpu_cblas; /* the CPU BLAS's cblas_sgemm, which cannot come back to us */
+    _Alignas(64) atomic_int open; /* the fields below are final; the gate has a cache line of its own */
+    double gpu_min_flops;         /* smaller calls stay on the CPU in auto mode */
+    uintptr_t heap_start;         /* the brk heap runs from here to the program break */
+    const atomic_int *device;     /* the configured tiledblas_device, which tiledblas_set_device changes */
+    tb_cblas_sgemm_fn cpu_cblas;  /* the CPU BLAS's cblas_sgemm, which cannot come back to us */
 } tb_tiny_gate;
 extern tb_tiny_gate tb_tiny __attribute__((visibility("hidden")));
 

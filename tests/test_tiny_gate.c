@@ -5,11 +5,16 @@
  * column-major form. Run with TILEDBLAS_CPU_BLAS set to cpu_blas_recorder,
  * which records how it was called: a row-major call that arrives row-major
  * went through the gate, one that arrives column-major (A and B swapped) did
- * not. Checked: the first call (gate still shut), every layout and transpose
- * with and without padding, invalid arguments after the gate opened, alpha = 0,
- * operands on the stack, sgemm_, and a forced GPU. With TILEDBLAS_VERBOSE set
- * the gate stays shut: every call is reported.
+ * not; so did a column-major one whose CblasConjTrans arrives as such (the
+ * general path sends CblasTrans). Checked: the first call (gate still shut),
+ * every layout and transpose with and without padding, invalid arguments and
+ * empty calls after the gate opened, alpha = 0, operands on the stack, sgemm_,
+ * and a forced GPU. With TILEDBLAS_VERBOSE set the gate stays shut: every call
+ * is reported. Where malloc does not serve small blocks from the brk heap (an
+ * allocator of its own, or glibc tuned to mmap), the gate has nothing to take:
+ * skipped.
  */
+#define _DEFAULT_SOURCE /* sbrk */
 #include "cpu_blas_recorder.h"
 #include "testutil.h"
 #include "tiledblas.h"
@@ -20,21 +25,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static recorder_last_fn recorder_last;
 static int gate_can_open; /* not verbose */
 static tb_tally tally;
 
+/* The error handlers' last report: cblas_sgemm's dimensions reach xerbla_ (CBLAS_CallFromC set). */
 static struct {
-    int calls, info, row_major_strg;
+    int cblas_calls, f77_calls, info, row_major_strg, call_from_c;
 } xerbla_seen;
 
 void cblas_xerbla(int info, const char *routine, const char *form, ...)
 {
     (void)routine, (void)form;
-    xerbla_seen.calls++;
+    xerbla_seen.cblas_calls++;
     xerbla_seen.info = info;
     xerbla_seen.row_major_strg = RowMajorStrg;
+}
+
+void xerbla_(const char *srname, const int *info, size_t len);
+void xerbla_(const char *srname, const int *info, size_t len)
+{
+    (void)srname, (void)len;
+    xerbla_seen.f77_calls++;
+    xerbla_seen.info = *info;
+    xerbla_seen.row_major_strg = RowMajorStrg;
+    xerbla_seen.call_from_c = CBLAS_CallFromC;
+}
+
+/* Whether malloc serves small blocks from the brk heap, past the program's end and below the break. */
+static int malloc_uses_brk_heap(void)
+{
+    extern char end;
+    void *block = malloc(64);
+    const int in_heap = (char *)block >= &end && (char *)block < (char *)sbrk(0);
+    free(block);
+    return in_heap;
 }
 
 static void find_recorder(void)
@@ -51,15 +78,26 @@ static void find_recorder(void)
     }
 }
 
-/* How the recorder must have seen a row-major call: through the gate as it was made, else swapped. */
-static int arrived_as(const recorder_call *seen, int calls_before, int straight, int layout, const float *a,
-                      const float *b)
+/* A transpose as the general path hands it on: real data, so CblasConjTrans is CblasTrans. */
+static int handed_on(int trans)
+{
+    return trans == CblasNoTrans ? CblasNoTrans : CblasTrans;
+}
+
+/* How the recorder must have seen a call: through the gate as it was made, else in column-major form. */
+static int arrived_as(const recorder_call *seen, int calls_before, int straight, const tb_gemm_case *gc,
+                      const float *a, const float *b)
 {
     if (seen->calls != calls_before + 1)
         return 0;
     if (straight)
-        return seen->layout == layout && seen->a == a && seen->b == b;
-    return seen->layout == CblasColMajor && (layout == CblasColMajor ? seen->a == a : seen->a == b);
+        return seen->layout == gc->layout && seen->trans_a == gc->trans_a && seen->trans_b == gc->trans_b &&
+               seen->a == a && seen->b == b;
+    if (gc->layout == CblasColMajor)
+        return seen->layout == CblasColMajor && seen->trans_a == handed_on(gc->trans_a) &&
+               seen->trans_b == handed_on(gc->trans_b) && seen->a == a && seen->b == b;
+    return seen->layout == CblasColMajor && seen->trans_a == handed_on(gc->trans_b) &&
+           seen->trans_b == handed_on(gc->trans_a) && seen->a == b && seen->b == a;
 }
 
 /* One case on random heap operands, checked against OpenBLAS and for the path it took. */
@@ -72,7 +110,7 @@ static void heap_case(const tb_gemm_case *gc, int straight, const char *what, tb
     const int before = recorder_last().calls;
     const int ok_values = tb_run_case(gc, &ops, label) == 0;
     const recorder_call seen = recorder_last();
-    const int ok_path = arrived_as(&seen, before, straight, gc->layout, ops.a.data, ops.b.data);
+    const int ok_path = arrived_as(&seen, before, straight, gc, ops.a.data, ops.b.data);
     if (!ok_path)
         fprintf(stderr, "FAIL %s: the CPU BLAS saw %d calls (expected %d), layout %d, A %s\n", label,
                 seen.calls - before, 1, seen.layout,
@@ -106,39 +144,72 @@ static void every_layout_and_transpose(tb_rng *rng)
                         }
 }
 
-/* Row-major calls with one invalid argument each: reported as before the gate opened, C untouched. */
-static void invalid_arguments(void)
+/* A call with one invalid or empty argument after the gate opened, and what it must do instead. */
+typedef struct odd_call {
+    const char *what;
+    int f77; /* through sgemm_ (column-major), else cblas_sgemm */
+    int layout, trans_a, m, n, k, lda, ldb, ldc;
+    int info;       /* the number xerbla_ receives (the Fortran SGEMM's, of the column-major call); 0: none */
+    float scaled_by; /* no error: C's values afterwards, times its own (1: untouched) */
+} odd_call;
+
+static void run_odd_call(const odd_call *odd, float *a, float *b, float *c, int elements)
 {
-    const int n = 8;
-    float *a = malloc(sizeof(float) * n * n), *b = malloc(sizeof(float) * n * n), *c = malloc(sizeof(float) * n * n);
-    for (int i = 0; i < n * n; i++)
-        a[i] = b[i] = c[i] = 1.0f;
-    /* The column-major call checked is the swapped one: lda is its ldb (F77's 10th), ldb its lda (8th). */
-    static const struct {
-        int m, n, k, lda, ldb, ldc, info;
-        const char *what;
-    } bad[] = {
-        {8, 8, 8, 7, 8, 8, 11, "lda below K"},  {8, 8, 8, 8, 7, 8, 9, "ldb below N"},
-        {8, 8, 8, 8, 8, 7, 14, "ldc below N"},  {-1, 8, 8, 8, 8, 8, 5, "M negative"},
-        {8, 8, -1, 8, 8, 8, 6, "K negative"},
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        memset(&xerbla_seen, 0, sizeof xerbla_seen);
-        const int before = recorder_last().calls;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bad[i].m, bad[i].n, bad[i].k, 1.0f, a, bad[i].lda, b,
-                    bad[i].ldb, 0.0f, c, bad[i].ldc);
-        int untouched = 1;
-        for (int j = 0; j < n * n; j++)
-            untouched &= c[j] == 1.0f;
-        const int ok = xerbla_seen.calls == 1 && xerbla_seen.info == bad[i].info && xerbla_seen.row_major_strg == 1 &&
-                       recorder_last().calls == before && untouched && RowMajorStrg == 0;
-        if (!ok)
-            fprintf(stderr, "FAIL %s: cblas_xerbla called %d times with %d (expected 1 with %d), RowMajorStrg %d; "
-                    "CPU BLAS called %d times; C %s\n", bad[i].what, xerbla_seen.calls, xerbla_seen.info,
-                    bad[i].info, xerbla_seen.row_major_strg, recorder_last().calls - before,
-                    untouched ? "untouched" : "changed");
-        tb_tally_record(&tally, ok, bad[i].what);
+    for (int i = 0; i < elements; i++)
+        a[i] = b[i] = 1.0f, c[i] = (float)i;
+    memset(&xerbla_seen, 0, sizeof xerbla_seen);
+    const int before = recorder_last().calls;
+    const float alpha = 1.0f, beta = 0.5f;
+    if (odd->f77) {
+        const char trans = odd->trans_a == CblasNoTrans ? 'n' : 't';
+        sgemm_(&trans, "N", &odd->m, &odd->n, &odd->k, &alpha, a, &odd->lda, b, &odd->ldb, &beta, c, &odd->ldc);
+    } else {
+        cblas_sgemm((CBLAS_LAYOUT)odd->layout, (CBLAS_TRANSPOSE)odd->trans_a, CblasNoTrans, odd->m, odd->n, odd->k,
+                    alpha, a, odd->lda, b, odd->ldb, beta, c, odd->ldc);
     }
+    const float factor = odd->info ? 1.0f : odd->scaled_by;
+    int c_right = 1;
+    for (int i = 0; i < elements; i++)
+        c_right &= c[i] == factor * (float)i;
+    const int reported = odd->info ? xerbla_seen.f77_calls == 1 && xerbla_seen.info == odd->info &&
+                                         xerbla_seen.call_from_c == !odd->f77 &&
+                                         xerbla_seen.row_major_strg == (odd->layout == CblasRowMajor)
+                                   : xerbla_seen.f77_calls == 0;
+    const int ok = reported && xerbla_seen.cblas_calls == 0 && recorder_last().calls == before && c_right &&
+                   RowMajorStrg == 0 && CBLAS_CallFromC == 0;
+    if (!ok)
+        fprintf(stderr, "FAIL %s: xerbla_ called %d times with %d (expected %d), cblas_xerbla %d times; "
+                "CPU BLAS called %d times; C %s\n", odd->what, xerbla_seen.f77_calls, xerbla_seen.info, odd->info,
+                xerbla_seen.cblas_calls, recorder_last().calls - before, c_right ? "right" : "wrong");
+    tb_tally_record(&tally, ok, odd->what);
+}
+
+/* Reported as before the gate opened, C untouched; empty calls only scale C, as the reference does. */
+static void odd_arguments(void)
+{
+    enum { R = CblasRowMajor, C = CblasColMajor, N = CblasNoTrans, T = CblasTrans };
+    /* A row-major call is checked as the column-major one with A and B swapped: its lda is that call's ldb. */
+    static const odd_call odd[] = {
+        {"row-major: lda below K", 0, R, N, 8, 8, 8, 7, 8, 8, 10, 0},
+        {"row-major: ldb below N", 0, R, N, 8, 8, 8, 8, 7, 8, 8, 0},
+        {"row-major: ldc below N", 0, R, N, 8, 8, 8, 8, 8, 7, 13, 0},
+        {"row-major: M negative", 0, R, N, -1, 8, 8, 8, 8, 8, 4, 0},
+        {"row-major: K negative", 0, R, N, 8, 8, -1, 8, 8, 8, 5, 0},
+        {"column-major: lda below M", 0, C, N, 8, 8, 8, 7, 8, 8, 8, 0},
+        {"column-major, A transposed: lda below K", 0, C, T, 8, 8, 6, 5, 8, 8, 8, 0},
+        {"column-major: ldb below K", 0, C, N, 8, 8, 8, 8, 7, 8, 10, 0},
+        {"sgemm_: lda below M", 1, C, N, 8, 8, 8, 7, 8, 8, 8, 0},
+        {"sgemm_, A transposed: lda below K", 1, C, T, 8, 8, 6, 5, 8, 8, 8, 0},
+        {"sgemm_: N negative", 1, C, N, 8, -1, 8, 8, 8, 8, 4, 0},
+        {"row-major: M = 0", 0, R, N, 0, 8, 8, 8, 8, 8, 0, 1.0f},
+        {"row-major: K = 0 scales C by beta", 0, R, N, 8, 8, 0, 8, 8, 8, 0, 0.5f},
+        {"sgemm_: K = 0 scales C by beta", 1, C, N, 8, 8, 0, 8, 8, 8, 0, 0.5f},
+    };
+    const int elements = 64;
+    float *a = malloc(sizeof(float) * elements), *b = malloc(sizeof(float) * elements),
+          *c = malloc(sizeof(float) * elements);
+    for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++)
+        run_odd_call(&odd[i], a, b, c, elements);
     free(a), free(b), free(c);
 }
 
@@ -198,7 +269,8 @@ static void exact_case(const char *what, float *a, float *b, float *c, int reach
                 SMALL);
     const recorder_call seen = recorder_last();
     const int exact = exact_result(a, b, c0, c);
-    const int path = reached ? arrived_as(&seen, before, straight, CblasRowMajor, a, b) : seen.calls == before;
+    const tb_gemm_case gc = square_case(CblasRowMajor, SMALL, 1.0f, 2.0f);
+    const int path = reached ? arrived_as(&seen, before, straight, &gc, a, b) : seen.calls == before;
     if (!exact || !path)
         fprintf(stderr, "FAIL %s: result %s; the CPU BLAS saw %d calls, layout %d\n", what,
                 exact ? "exact" : "wrong", seen.calls - before, seen.layout);
@@ -226,7 +298,8 @@ static void stack_and_heap_operands(void)
     free(heap_a), free(heap_b), free(heap_c);
 }
 
-/* Fortran SGEMM with the gate open: column-major, so only the operands and values tell. */
+/* Fortran SGEMM with the gate open: the CPU BLAS gets the call column-major with no conjugate, as from the
+ * general path, so only its values and that one call are checked here. */
 static void fortran_call(void)
 {
     float *a = malloc(sizeof(float) * SMALL * SMALL), *b = malloc(sizeof(float) * SMALL * SMALL),
@@ -240,7 +313,8 @@ static void fortran_call(void)
     /* Column-major C^T = B^T A^T: the row-major product above. */
     sgemm_("N", "N", &n, &n, &n, &one, b, &n, a, &n, &two, c, &n);
     const recorder_call seen = recorder_last();
-    const int ok = exact_result(a, b, c0, c) && arrived_as(&seen, before, 1, CblasColMajor, b, a);
+    const tb_gemm_case gc = square_case(CblasColMajor, SMALL, 1.0f, 2.0f);
+    const int ok = exact_result(a, b, c0, c) && arrived_as(&seen, before, 1, &gc, b, a);
     if (!ok)
         fprintf(stderr, "FAIL sgemm_: result %s, the CPU BLAS saw %d calls, layout %d\n",
                 exact_result(a, b, c0, c) ? "exact" : "wrong", seen.calls - before, seen.layout);
@@ -252,6 +326,10 @@ int main(void)
 {
     const char *verbose = getenv("TILEDBLAS_VERBOSE");
     gate_can_open = !verbose || atoi(verbose) == 0;
+    if (!malloc_uses_brk_heap()) {
+        printf("malloc does not serve small blocks from the brk heap here: the gate has nothing to take\n");
+        return 77;
+    }
     find_recorder();
     tb_rng rng;
     tb_rng_seed(&rng, 23);
@@ -265,7 +343,7 @@ int main(void)
     tb_gemm_case large = square_case(CblasRowMajor, 600, 1.0f, 0.5f);
     heap_case(&large, 0, "above the GPU floor", &rng);
     tiledblas_set_device(TILEDBLAS_DEVICE_AUTO);
-    invalid_arguments();
+    odd_arguments();
     alpha_zero();
     stack_and_heap_operands();
     fortran_call();
