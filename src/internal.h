@@ -129,14 +129,6 @@ const char *tb_gpu_unusable_reason(void);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
 /* --- host memory known without the driver (src/host_ranges.c) --- */
-typedef struct {
-    uintptr_t start, end;
-} tb_host_range;
-/* Whether [at, at + bytes) lies inside r. */
-static inline int tb_range_holds(const tb_host_range *r, uintptr_t at, size_t bytes)
-{
-    return at >= r->start && at < r->end && bytes <= r->end - at;
-}
 /* For the calling thread, now: the brk heap, then (found only when needed) its stack above the
  * current frame and the program's segments. */
 typedef struct {

@@ -14,30 +14,24 @@ typedef struct {
     int device;       /* their device; -1 none, -2 several */
 } residency;
 
-/* Bytes from the first element of a column-major rows x cols operand (cols >= 1) to past its last. */
-static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld)
-{
-    return (size_t)((cols - 1) * ld + rows) * sizeof(float);
-}
-
 static size_t span_a(const tb_call *call)
 {
-    return call->trans_a ? span_bytes(call->k, call->m, call->lda) : span_bytes(call->m, call->k, call->lda);
+    return call->trans_a ? tb_span_bytes(call->k, call->m, call->lda) : tb_span_bytes(call->m, call->k, call->lda);
 }
 
 static size_t span_b(const tb_call *call)
 {
-    return call->trans_b ? span_bytes(call->n, call->k, call->ldb) : span_bytes(call->k, call->n, call->ldb);
+    return call->trans_b ? tb_span_bytes(call->n, call->k, call->ldb) : tb_span_bytes(call->k, call->n, call->ldb);
 }
 
 static size_t span_c(const tb_call *call)
 {
-    return span_bytes(call->m, call->n, call->ldc);
+    return tb_span_bytes(call->m, call->n, call->ldc);
 }
 
 static int is_small(const tb_config *config, const tb_call *call)
 {
-    return 2.0 * call->m * call->n * call->k < config->gpu_min_flops;
+    return tb_below_gpu_floor(call->m, call->n, call->k, config->gpu_min_flops);
 }
 
 /*

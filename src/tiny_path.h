@@ -1,13 +1,15 @@
 /*
  * The tiny call's path, shared by the framework and the ABI layer without the
- * rest of internal.h: TB_TINY_PATH, and the gate through which a tiny call on
- * the brk heap goes from our entry point straight to the CPU BLAS's
+ * rest of internal.h: TB_TINY_PATH, the address ranges, spans and GPU floor
+ * that the framework's checks use too, and the gate through which a tiny call
+ * on the brk heap goes from our entry point straight to the CPU BLAS's
  * cblas_sgemm with the caller's own arguments.
  */
 #ifndef TILEDBLAS_TINY_PATH_H
 #define TILEDBLAS_TINY_PATH_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tiledblas.h"
@@ -18,6 +20,28 @@
  * that such a call touches few code pages, not one per source file.
  */
 #define TB_TINY_PATH __attribute__((hot))
+
+/* An address range, [start, end). */
+typedef struct {
+    uintptr_t start, end;
+} tb_host_range;
+/* Whether [at, at + bytes) lies inside r. */
+static inline int tb_range_holds(const tb_host_range *r, uintptr_t at, size_t bytes)
+{
+    return at >= r->start && at < r->end && bytes <= r->end - at;
+}
+
+/* Bytes from the first element of a column-major rows x cols operand (cols >= 1) to past its last. */
+static inline size_t tb_span_bytes(int64_t rows, int64_t cols, int64_t ld)
+{
+    return (size_t)((cols - 1) * ld + rows) * sizeof(float);
+}
+
+/* Whether an M x N x K product is below the GPU floor (TILEDBLAS_GPU_MIN_FLOPS). */
+static inline int tb_below_gpu_floor(int m, int n, int k, double gpu_min_flops)
+{
+    return 2.0 * m * n * k < gpu_min_flops;
+}
 
 typedef void (*tb_cblas_sgemm_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int m,
                                   int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
@@ -42,12 +66,10 @@ extern tb_tiny_gate tb_tiny __attribute__((visibility("hidden")));
 /* glibc's program break (host_ranges.c); the gate opens only where it is the break. */
 extern void *__curbrk __attribute__((weak));
 
-/* Whether a stored operand, inner x outer with leading dimension ld, is valid and inside the brk heap. */
-static inline int tb_tiny_in_heap(uintptr_t brk, const float *p, int inner, int outer, int ld)
+/* Whether a stored operand, inner x outer with leading dimension ld, is valid and inside the heap. */
+static inline int tb_tiny_in_heap(const tb_host_range *heap, const float *p, int inner, int outer, int ld)
 {
-    const uintptr_t at = (uintptr_t)p;
-    const uint64_t bytes = ((uint64_t)(outer - 1) * (uint64_t)ld + (uint64_t)inner) * sizeof(float);
-    return ld >= inner && at >= tb_tiny.heap_start && at < brk && bytes <= brk - at;
+    return ld >= inner && tb_range_holds(heap, (uintptr_t)p, tb_span_bytes(inner, outer, ld));
 }
 
 /*
@@ -62,15 +84,15 @@ static inline int tb_tiny_goes_straight(int row_major, int trans_a, int trans_b,
                                         const float *a, int lda, const float *b, int ldb, const float *c, int ldc)
 {
     if (!atomic_load_explicit(&tb_tiny.open, memory_order_acquire) || m <= 0 || n <= 0 || k <= 0 ||
-        alpha == 0.0f || 2.0 * m * n * k >= tb_tiny.gpu_min_flops ||
+        alpha == 0.0f || !tb_below_gpu_floor(m, n, k, tb_tiny.gpu_min_flops) ||
         atomic_load_explicit(tb_tiny.device, memory_order_relaxed) == TILEDBLAS_DEVICE_GPU)
         return 0;
-    const uintptr_t brk = (uintptr_t)__atomic_load_n(&__curbrk, __ATOMIC_RELAXED);
+    const tb_host_range heap = {tb_tiny.heap_start, (uintptr_t)__atomic_load_n(&__curbrk, __ATOMIC_RELAXED)};
     /* A row-major operand is stored as its transpose: rows of op(A) are inner unless exactly one applies. */
     const int a_rows_inner = row_major == trans_a, b_rows_inner = row_major == trans_b;
-    return tb_tiny_in_heap(brk, a, a_rows_inner ? m : k, a_rows_inner ? k : m, lda) &&
-           tb_tiny_in_heap(brk, b, b_rows_inner ? k : n, b_rows_inner ? n : k, ldb) &&
-           tb_tiny_in_heap(brk, c, row_major ? n : m, row_major ? m : n, ldc);
+    return tb_tiny_in_heap(&heap, a, a_rows_inner ? m : k, a_rows_inner ? k : m, lda) &&
+           tb_tiny_in_heap(&heap, b, b_rows_inner ? k : n, b_rows_inner ? n : k, ldb) &&
+           tb_tiny_in_heap(&heap, c, row_major ? n : m, row_major ? m : n, ldc);
 }
 
 #endif /* TILEDBLAS_TINY_PATH_H */
