@@ -7,7 +7,8 @@
  * checks them, to xerbla_ with CBLAS_CallFromC set (xerbla.c).
  */
 #include "compat.h"
-#include "internal.h"
+#include "dispatch/sgemm.h"
+#include "dispatch/tiny_gate.h"
 #include "tiledblas.h"
 
 static int trans_flag(CBLAS_TRANSPOSE trans)

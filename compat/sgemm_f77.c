@@ -1,6 +1,7 @@
 /* Fortran 77 SGEMM. gfortran's hidden string lengths follow the arguments and are not needed. */
 #include "compat.h"
-#include "internal.h"
+#include "dispatch/sgemm.h"
+#include "dispatch/tiny_gate.h"
 #include "tiledblas.h"
 
 TB_TINY_PATH void sgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k,

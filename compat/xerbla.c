@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "compat.h"
 #include "tiledblas.h"
 
 int RowMajorStrg = 0;

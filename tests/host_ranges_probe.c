@@ -1,7 +1,7 @@
 /* Loaded by test_host_ranges_dlmopen in a namespace of its own: the end of the heap range it sees. */
 #include <stdint.h>
 
-#include "internal.h"
+#include "dispatch/host_ranges.h"
 
 __attribute__((visibility("default"))) uintptr_t tb_probe_heap_end(void)
 {

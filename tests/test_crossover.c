@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crossover.h"
+#include "dispatch/crossover.h"
 
 static int failures;
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
+#include "gpu/lanes.h"
 
 static atomic_int holders[TB_GPU_LANES];
 static atomic_int failures, turns, second_lane_turns, both_turns;

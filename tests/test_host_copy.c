@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/config.h"
+#include "core/cpu_count.h"
+#include "gpu/host_copy.h"
 
 /* The configuration the pool reads: only copy_threads matters to it. */
 static tb_config config;

@@ -16,7 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "dispatch/host_ranges.h"
 
 static int failures;
 

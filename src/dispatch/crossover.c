@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "crossover.h"
+#include "dispatch/crossover.h"
 
 /* 2^18 flops (about 51^3) is the lowest class: the GPU floor's default is 7e5. */
 #define LOWEST_FLOPS_LOG2 18

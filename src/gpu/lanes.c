@@ -1,5 +1,5 @@
 /*
- * Calls take turns on the lanes of GPU resources (gpu_backend.c): each lane is
+ * Calls take turns on the lanes of GPU resources (memory.c): each lane is
  * a device workspace and pinned staging of its own, held by one call at a
  * time. Every path runs on the first. The second takes calls on host memory
  * that its smaller share of the pinned staging can stage whole, or pipeline
@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "internal.h"
+#include "gpu/lanes.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -23,6 +23,14 @@ static struct {
 } lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
 
 _Static_assert(TB_GPU_LANES == 2, "a choice names the first, the second or both");
+
+/* The lane of the calling thread's turn. */
+static _Thread_local int current_lane;
+
+int tb_gpu_lane(void)
+{
+    return current_lane;
+}
 
 /* Under lanes.lock: the lane the choice can take now, -1 none. */
 static int free_lane_for(tb_lane_choice choice)
@@ -55,6 +63,7 @@ int tb_lane_take(tb_lane_choice choice)
     if (choice == TB_BOTH_LANES)
         lanes.busy[1] = 1;
     pthread_mutex_unlock(&lanes.lock);
+    current_lane = lane;
     return lane;
 }
 

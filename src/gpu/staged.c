@@ -7,12 +7,16 @@
  * i+1 overlaps the DMA of chunk i. After the kernel, C comes back the same way
  * in reverse, each chunk reaching the caller once its DMA is done. Operands
  * already in pinned memory skip the staging. Staged calls run on either lane
- * (gpu_backend.c), each with its own stream, events and staging, so two of
+ * (route.c), each with its own stream, events and staging, so two of
  * them from different threads overlap.
  */
 #include <cuda_runtime_api.h>
 
-#include "internal.h"
+#include "gpu/device.h"
+#include "gpu/host_copy.h"
+#include "gpu/lanes.h"
+#include "gpu/memory.h"
+#include "gpu/staged.h"
 #include "kernels.h"
 
 /* At most this many chunks per operand: enough to overlap, few enough to stay cheap. */

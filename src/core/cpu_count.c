@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/cpu_count.h"
 
 /* CPUs in the calling thread's mask; kernels built for more than 1024 CPUs need a larger set. */
 static int cpus_in_mask(void)

@@ -1,9 +1,9 @@
-/* Warnings, the per-call trace (TILEDBLAS_VERBOSE=2) and the exit summary (>= 1). */
+/* Warnings, the per-call trace (TILEDBLAS_VERBOSE=2) and the totals the exit summary prints (>= 1). */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/report.h"
 
 static struct {
     pthread_mutex_t lock;
@@ -44,23 +44,8 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
             seconds * 1e3, seconds > 0 ? gflop / seconds : 0.0);
 }
 
-static void print_crossover_class(const char *text)
+/* Read without the lock: at exit, in a child forked while another thread held it, it stays held. */
+tb_totals tb_report_totals(void)
 {
-    fprintf(stderr, "tiledblas: near the crossover: %s\n", text);
-}
-
-__attribute__((destructor)) static void print_summary(void)
-{
-    if (tb_config_get()->verbose < 1)
-        return;
-    /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
-    const char *backend = tb_cpu_backend_if_resolved();
-    char costs[256];
-    const int measured = tb_cost_model_describe(costs, sizeof costs);
-    fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s%s%s\n",
-            totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
-            backend ? ", cpu backend " : "", backend ? backend : "", measured ? ", cost model: " : "",
-            measured ? costs : "");
-    if (measured)
-        tb_auto_describe_classes(print_crossover_class);
+    return (tb_totals){{totals.calls[0], totals.calls[1]}, {totals.gflop[0], totals.gflop[1]}};
 }

@@ -20,8 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crossover.h"
-#include "internal.h"
+#include "core/config.h"
+#include "core/report.h"
+#include "cpu/cpu_blas.h"
+#include "dispatch/cost_model.h"
+#include "dispatch/crossover.h"
+#include "gpu/gpu.h"
 
 /* Tries at measuring (a GPU briefly out of memory may fail one); after the last, the CPU. */
 #define CALIBRATION_TRIES 3
@@ -93,7 +97,7 @@ typedef int (*path_fn)(const tb_call *call);
 static int on_gpu(const tb_call *call)
 {
     tb_gpu_progress progress;
-    return tb_gpu_sgemm(call, 0, 0, tb_config_get()->kernel, &progress) == TB_GPU_OK;
+    return tb_gpu_sgemm(call, 0, 0, &progress) == TB_GPU_OK;
 }
 
 static int on_cpu(const tb_call *call)
@@ -148,7 +152,7 @@ static void calibrate(void)
         cpu_seconds[i] = fastest(on_cpu, &cube, 5);
     }
     const int gpu_ok = tiny_s > 0 && inward_s > 0 && outward_s > 0 &&
-                       tb_gpu_time_kernel(tb_config_get()->kernel, 1024, &kernel_seconds) == TB_GPU_OK &&
+                       tb_gpu_time_kernel(1024, &kernel_seconds) == TB_GPU_OK &&
                        kernel_seconds > 0.0;
     free(buffer);
     if (!gpu_ok)

@@ -18,7 +18,8 @@
 #include <string.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/report.h"
+#include "cpu/cpu_blas.h"
 
 /* Fortran SGEMM with gfortran's hidden string lengths, which every BLAS accepts. */
 typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *m, const int *n,

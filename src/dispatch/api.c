@@ -1,5 +1,9 @@
 /* The tiledblas_* functions: what the library adds to the BLAS interface. */
-#include "internal.h"
+#include <stdatomic.h>
+
+#include "core/config.h"
+#include "cpu/cpu_blas.h"
+#include "gpu/gpu.h"
 #include "tiledblas.h"
 
 const char *tiledblas_version(void)

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core/call.h"
+#include "core/config.h"
+#include "gpu/pipeline_trace.h"
 
 #define MAX_STAGES 4096
 

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "dispatch/host_ranges.h"
 
 /* Executables have 2-5 loadable segments; a program with more is only asked about more often. */
 #define MAX_SEGMENTS 8
@@ -40,7 +40,7 @@ static struct {
 } fixed = {.once = PTHREAD_ONCE_INIT};
 
 /*
- * glibc's program break (__curbrk, declared weak in tiny_path.h: NULL where
+ * glibc's program break (__curbrk, declared weak in host_ranges.h: NULL where
  * the C library has no such symbol), read in place: it is what sbrk(0)
  * returns, without the call through the PLT into a page of libc's code that a
  * tiny call would touch for nothing else. Only the libc of the initial

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
-#include "kernels.h"
+#include "core/config.h"
+#include "core/report.h"
 
 /*
  * Below this (about 70^3) the CPU BLAS always wins: on the H100 machine a GPU
@@ -55,16 +55,8 @@ static void read_environment(void)
     const char *verbose = getenv("TILEDBLAS_VERBOSE");
     config.verbose = verbose ? atoi(verbose) : 0;
 
-    config.kernel = TB_KERNEL_DEFAULT;
     const char *kernel = getenv("TILEDBLAS_KERNEL");
-    if (kernel && *kernel) {
-        int id = tb_kernel_from_name(kernel);
-        if (id >= 0)
-            config.kernel = id;
-        else
-            tb_warn("ignoring TILEDBLAS_KERNEL=%s (unknown kernel; using %s)", kernel,
-                    tb_kernel_name(TB_KERNEL_DEFAULT));
-    }
+    config.kernel = kernel && *kernel ? kernel : NULL;
 
     config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS);
     config.pipeline_min_flops =

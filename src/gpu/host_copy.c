@@ -27,7 +27,10 @@
 #include <emmintrin.h>
 #endif
 
-#include "internal.h"
+#include "core/call.h"
+#include "core/config.h"
+#include "core/cpu_count.h"
+#include "gpu/host_copy.h"
 
 #define MAX_THREADS 16
 /* Below this a plain memcpy (which keeps the data in cache) is as fast. */
@@ -244,7 +247,7 @@ static void after_fork_in_child(void)
 }
 
 /*
- * Default: every CPU the pool can keep busy (src/cpu_count.c). The host
+ * Default: every CPU the pool can keep busy (core/cpu_count.c). The host
  * copies bound a GPU call on host memory, and its caller waits for them
  * anyway; at 4096^3 on the H100 machine 16 threads took 4.5 ms a call against
  * 8's 5.3.

@@ -1,0 +1,25 @@
+/* Run-time configuration: the TILEDBLAS_* environment variables, read once. */
+#ifndef TILEDBLAS_CORE_CONFIG_H
+#define TILEDBLAS_CORE_CONFIG_H
+
+#include <stdatomic.h>
+
+#include "core/call.h"
+#include "tiledblas.h"
+
+typedef struct tb_config {
+    atomic_int device;    /* tiledblas_device; tiledblas_set_device changes it while other threads call */
+    int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
+    const char *kernel;   /* TILEDBLAS_KERNEL as given, resolved by the GPU layer; NULL: the default */
+    double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
+    double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
+    int pinned_mb;        /* cap on pinned staging memory */
+    int device_mb;        /* cap on the device memory the GPU path uses; 0: what is free */
+    int copy_threads;     /* host copy threads; 0: tb_usable_cpus() (at most 16) */
+} tb_config;
+
+TB_TINY_PATH const tb_config *tb_config_get(void);
+/* Sets the path for calls on host memory (config->device); returns the previous one. */
+tiledblas_device tb_config_set_device(tiledblas_device device);
+
+#endif /* TILEDBLAS_CORE_CONFIG_H */

@@ -1,0 +1,33 @@
+/*
+ * The exit summary (TILEDBLAS_VERBOSE >= 1), assembled here where what it
+ * tells is known: the calls and GFLOP per path, the CPU BLAS, the cost
+ * model's measured constants and the classes of calls auto mode measured.
+ */
+#include <stdio.h>
+
+#include "core/config.h"
+#include "core/report.h"
+#include "cpu/cpu_blas.h"
+#include "dispatch/cost_model.h"
+
+static void print_crossover_class(const char *text)
+{
+    fprintf(stderr, "tiledblas: near the crossover: %s\n", text);
+}
+
+__attribute__((destructor)) static void print_summary(void)
+{
+    if (tb_config_get()->verbose < 1)
+        return;
+    /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
+    const char *backend = tb_cpu_backend_if_resolved();
+    const tb_totals totals = tb_report_totals();
+    char costs[256];
+    const int measured = tb_cost_model_describe(costs, sizeof costs);
+    fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s%s%s\n",
+            totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
+            backend ? ", cpu backend " : "", backend ? backend : "", measured ? ", cost model: " : "",
+            measured ? costs : "");
+    if (measured)
+        tb_auto_describe_classes(print_crossover_class);
+}

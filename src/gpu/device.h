@@ -1,0 +1,44 @@
+/* The device and the CUDA driver, as the GPU paths share them (device.c). */
+#ifndef TILEDBLAS_GPU_DEVICE_H
+#define TILEDBLAS_GPU_DEVICE_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#include "gpu/gpu.h"
+
+/* After an error the GPU cannot recover from: records why (the first reason stays) and disables it. */
+void tb_gpu_disable(const char *what, cudaError_t status);
+/* The kernel of the ladder calls run with: TILEDBLAS_KERNEL, else the default (valid once usable). */
+int tb_gpu_kernel(void);
+/* The widest pitch a 2D copy takes on this device, in bytes. */
+size_t tb_gpu_max_pitch(void);
+/* Device bytes kept allocated between calls, both lanes together; more is released after a call. */
+size_t tb_gpu_kept_bytes(void);
+/* The stream of the direct path and of the kernel's timing, on the first lane. */
+cudaStream_t tb_gpu_stream(void);
+
+/* The calling thread's current context, saved at a call's start and put back at its end. */
+typedef struct {
+    void *context;
+    int saved;
+} tb_gpu_context;
+void tb_gpu_context_save(tb_gpu_context *context);
+void tb_gpu_context_restore(const tb_gpu_context *context);
+
+/* Destroy a stream or event if made, and forget it: after a failed creation, a retry leaks nothing. */
+static inline void tb_destroy_stream(cudaStream_t *stream)
+{
+    if (*stream)
+        cudaStreamDestroy(*stream);
+    *stream = NULL;
+}
+static inline void tb_destroy_event(cudaEvent_t *event)
+{
+    if (*event)
+        cudaEventDestroy(*event);
+    *event = NULL;
+}
+
+#endif /* TILEDBLAS_GPU_DEVICE_H */

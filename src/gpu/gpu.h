@@ -1,0 +1,54 @@
+/*
+ * What the framework sees of the GPU: whether it is usable, where a pointer
+ * lives, and one SGEMM on it. Nothing here runs before the first call that
+ * wants the GPU; CUDA's own headers stay behind this one.
+ */
+#ifndef TILEDBLAS_GPU_GPU_H
+#define TILEDBLAS_GPU_GPU_H
+
+#include <stdint.h>
+
+#include "core/call.h"
+
+typedef enum {
+    TB_GPU_OK = 0,
+    TB_GPU_NO_MEMORY, /* this call does not fit; the GPU stays usable */
+    TB_GPU_FAILED     /* any other CUDA error; the GPU is disabled for the process */
+} tb_gpu_status;
+
+typedef enum {
+    TB_MEM_HOST = 0, /* ordinary (pageable) host memory */
+    TB_MEM_PINNED,   /* host memory pinned or registered with CUDA: the copy engines reach it directly */
+    TB_MEM_MANAGED,  /* managed: the GPU uses it in place, the CPU can read it too */
+    TB_MEM_DEVICE    /* device memory: only the GPU can read it */
+} tb_mem_kind;
+
+/* Which operands already live on the device (or are managed), or are pinned: bits of a mask. */
+enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
+
+/* Whether the GPU path can run; initialises CUDA on first use. */
+int tb_gpu_usable(void);
+const char *tb_gpu_unusable_reason(void);
+/* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
+int tb_process_has_cuda(void);
+/* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
+tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
+/* The device the GPU path runs on (valid once tb_gpu_usable()). */
+int tb_gpu_device(void);
+
+/*
+ * What of C is final after a GPU path stopped: rows [0, rows_done) wholly, and
+ * rows [rows_done, rows_done + block_rows) in columns [0, cols_done). Nothing
+ * else has been written.
+ */
+typedef struct tb_gpu_progress {
+    int64_t rows_done, block_rows, cols_done;
+} tb_gpu_progress;
+
+/* Runs the call with the configured kernel; operands named in `resident` are used in place, those
+ * named in `pinned` are copied to and from without staging. */
+tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress);
+/* Times the configured kernel on an n^3 problem in the workspace (CUDA events). */
+tb_gpu_status tb_gpu_time_kernel(int n, double *seconds);
+
+#endif /* TILEDBLAS_GPU_GPU_H */
