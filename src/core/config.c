@@ -15,9 +15,11 @@
  * matches up to about 72^3. Auto mode measured calls of that size no better
  * than the model: the CPU BLAS's times there ranged 19-42 us with the state
  * other calls left, and turned 64^3 to the GPU (0.70 of OpenBLAS alone).
+ * `tiledblas-bench --policy --sizes 16,32,64,96,128` measures both paths there.
  */
 #define TB_DEFAULT_GPU_MIN_FLOPS 7.0e5
-/* Below this one copy-compute-copy round beats the pipeline's set-up (1024^3 did). */
+/* Below this one copy-compute-copy round beats the pipeline's set-up (1024^3 did; `tiledblas-bench --e2e`
+ * with TILEDBLAS_PIPELINE_MIN_FLOPS set either side of a size compares the two). */
 #define TB_DEFAULT_PIPELINE_MIN_FLOPS 4e9
 /* Pinned staging of the host-operand paths: 3 slots of B and C panels take ~200 MB at 8192^3. */
 #define TB_DEFAULT_PINNED_MB 512

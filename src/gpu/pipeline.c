@@ -146,21 +146,25 @@ static cudaError_t first_panels(run_state *r)
         /* op(A)'s columns k0..: stored m x depth, or depth x m within k x m when A is transposed. */
         const int64_t a_rows = call->trans_a ? depth : m, a_cols = call->trans_a ? m : depth;
         int64_t a_ld = call->lda;
-        const float *a = tb_pipeline_stage_block(r->pinned & TB_RESIDENT_A, call->trans_a ? call->a + k0 : call->a + k0 * a_ld,
-                                     &a_ld, a_rows, a_cols, &stage, "copy in A piece", i);
-        status = tb_pipeline_dma_block(r, r->a_dev + (call->trans_a ? k0 : k0 * m), call->trans_a ? k : m, a, a_ld, a_rows, a_cols,
-                           "DMA in A piece", i);
+        const float *a =
+            tb_pipeline_stage_block(r->pinned & TB_RESIDENT_A, call->trans_a ? call->a + k0 : call->a + k0 * a_ld,
+                                    &a_ld, a_rows, a_cols, &stage, "copy in A piece", i);
+        status = tb_pipeline_dma_block(r, r->a_dev + (call->trans_a ? k0 : k0 * m), call->trans_a ? k : m, a, a_ld,
+                                       a_rows, a_cols, "DMA in A piece", i);
         /* op(B)'s rows k0.. of all first panels in one host copy (depth x lead_cols, or lead_cols x depth
          * when B is transposed), then each panel's part to its own slot. */
         const int64_t b_rows = call->trans_b ? lead_cols : depth, b_cols = call->trans_b ? depth : lead_cols;
         int64_t b_ld = call->ldb;
-        const float *b = tb_pipeline_stage_block(r->pinned & TB_RESIDENT_B, call->trans_b ? call->b + k0 * b_ld : call->b + k0,
-                                     &b_ld, b_rows, b_cols, &stage, "copy in B piece", i);
+        const float *b =
+            tb_pipeline_stage_block(r->pinned & TB_RESIDENT_B, call->trans_b ? call->b + k0 * b_ld : call->b + k0,
+                                    &b_ld, b_rows, b_cols, &stage, "copy in B piece", i);
         for (int64_t q = 0; q < r->lead && status == cudaSuccess; q++) {
             const int64_t j0 = panel_start(&r->panels, q), cols = panel_cols(&r->panels, q);
             float *b_dev = r->b_dev[q] + k0 * cols;
-            status = call->trans_b ? tb_pipeline_dma_block(r, b_dev, cols, b + j0, b_ld, cols, depth, "DMA in B piece", i)
-                                   : tb_pipeline_dma_block(r, b_dev, depth, b + j0 * b_ld, b_ld, depth, cols, "DMA in B piece", i);
+            status =
+                call->trans_b
+                    ? tb_pipeline_dma_block(r, b_dev, cols, b + j0, b_ld, cols, depth, "DMA in B piece", i)
+                    : tb_pipeline_dma_block(r, b_dev, depth, b + j0 * b_ld, b_ld, depth, cols, "DMA in B piece", i);
         }
         if (status != cudaSuccess || (status = tb_pipeline_mark_staged(p, s)) != cudaSuccess)
             return status;
@@ -196,8 +200,8 @@ static cudaError_t run_block(run_state *r, int64_t *cols_done)
     int64_t next = 0; /* the first panel not yet finished */
     cudaError_t status = first_panels(r);
     for (int64_t q = r->lead; q < panels + SLOTS && status == cudaSuccess; q++) {
-        if (q < panels &&
-            ((status = tb_panel_stage(r, q)) != cudaSuccess || (status = tb_panel_launch(r, q, 0, k, 0.0f)) != cudaSuccess))
+        if (q < panels && ((status = tb_panel_stage(r, q)) != cudaSuccess ||
+                           (status = tb_panel_launch(r, q, 0, k, 0.0f)) != cudaSuccess))
             break;
         if ((status = finish_through(r, q - SLOTS, &next, cols_done)) != cudaSuccess)
             break;

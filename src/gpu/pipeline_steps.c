@@ -14,8 +14,8 @@
  * staging at *stage, where the host copies it first (*ld then becomes rows,
  * and *stage moves past it).
  */
-const float *tb_pipeline_stage_block(int direct, const float *src, int64_t *ld, int64_t rows, int64_t cols, float **stage,
-                                const char *what, int64_t index)
+const float *tb_pipeline_stage_block(int direct, const float *src, int64_t *ld, int64_t rows, int64_t cols,
+                                     float **stage, const char *what, int64_t index)
 {
     if (direct)
         return src;
@@ -29,8 +29,8 @@ const float *tb_pipeline_stage_block(int direct, const float *src, int64_t *ld, 
 }
 
 /* Rows x cols from host memory at src to the device at dst, on the h2d stream. */
-cudaError_t tb_pipeline_dma_block(run_state *r, float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
-                             int64_t cols, const char *what, int64_t index)
+cudaError_t tb_pipeline_dma_block(run_state *r, float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
+                                  int64_t rows, int64_t cols, const char *what, int64_t index)
 {
     cudaStream_t h2d = r->p->h2d;
     const int traced = tb_trace_gpu_begin(h2d, what, index);
@@ -70,11 +70,13 @@ cudaError_t tb_panel_stage(run_state *r, int64_t q)
     cudaError_t status = cudaEventSynchronize(p->staged[s]);
     if (status != cudaSuccess)
         return status;
-    b_src = tb_pipeline_stage_block(r->pinned & TB_RESIDENT_B, b_src, &ld, b_rows, b_cols, &stage, "copy in B panel", q);
+    b_src =
+        tb_pipeline_stage_block(r->pinned & TB_RESIDENT_B, b_src, &ld, b_rows, b_cols, &stage, "copy in B panel", q);
     /* The slot's B panel on the device is free once its previous kernel is done (its C panel may
      * still be on the way out: launch waits for that). */
     if ((status = cudaStreamWaitEvent(p->h2d, p->computed[s], 0)) != cudaSuccess ||
-        (status = tb_pipeline_dma_block(r, r->b_dev[s], b_rows, b_src, ld, b_rows, b_cols, "DMA in B panel", q)) != cudaSuccess)
+        (status = tb_pipeline_dma_block(r, r->b_dev[s], b_rows, b_src, ld, b_rows, b_cols, "DMA in B panel", q)) !=
+            cudaSuccess)
         return status;
     return tb_pipeline_mark_staged(p, s);
 }

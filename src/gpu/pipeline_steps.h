@@ -59,12 +59,12 @@ typedef struct {
  * staging at *stage, where the host copies it first (*ld then becomes rows,
  * and *stage moves past it).
  */
-const float *tb_pipeline_stage_block(int direct, const float *src, int64_t *ld, int64_t rows, int64_t cols, float **stage,
-                                const char *what, int64_t index);
+const float *tb_pipeline_stage_block(int direct, const float *src, int64_t *ld, int64_t rows, int64_t cols,
+                                     float **stage, const char *what, int64_t index);
 
 /* Rows x cols from host memory at src to the device at dst, on the h2d stream. */
-cudaError_t tb_pipeline_dma_block(run_state *r, float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
-                             int64_t cols, const char *what, int64_t index);
+cudaError_t tb_pipeline_dma_block(run_state *r, float *dst, int64_t dst_ld, const float *src, int64_t src_ld,
+                                  int64_t rows, int64_t cols, const char *what, int64_t index);
 
 /*
  * After the DMAs out of slot s's staging: it is free again once they are done,
