@@ -3,7 +3,7 @@
 # on any Linux machine with an NVIDIA GPU, the CUDA toolkit and OpenBLAS.
 #
 #   bench/suite.sh [--out DIR] [--build DIR] [--steps "STEP..."] [--deadline SECONDS]
-#                  [--jobs N] [--cuda-arch LIST]
+#                  [--jobs N] [--cuda-arch LIST] [--fresh]
 #
 #   --out DIR         where the results go [./suite-out]
 #   --build DIR       the CMake build folder [<repository>/build-suite]
@@ -23,6 +23,7 @@
 #   --deadline S      stop by S seconds after the start: a step whose usual length would
 #                     take it past that is not started (and is reported), a running one
 #                     is stopped there [no limit]
+#   --fresh           discard the results an earlier run left in --out
 #   --jobs N          parallel build jobs [the number of CPUs]
 #   --cuda-arch LIST  CMAKE_CUDA_ARCHITECTURES [the compute capability of the GPUs
 #                     nvidia-smi lists, else the project's default list]
@@ -38,6 +39,11 @@
 # the CUDA toolkit, or $NVBLAS_LIB) is configured as its documentation advises:
 # all GPUs, pinned memory automatically, the same OpenBLAS as its CPU BLAS.
 #
+# Runs on the same commit add up in one --out folder, so the steps can be split over
+# several shorter runs (say "test bench", then "policy"): each benchmark step's CSV is
+# kept under steps/ until that step runs again, and bench.csv holds them all. Results
+# of another commit (or --fresh) are discarded first.
+#
 # Writes, under the --out folder:
 #   environment.txt  "key: value" lines: date, commit, GPUs, driver, CUDA, compilers,
 #                    CPU and its flags, OpenBLAS and the core it runs, NVBLAS config
@@ -47,6 +53,7 @@
 #   bench.txt        every benchmark's setup, progress and table
 #   bench.csv        every benchmark row, the step's name first
 #   nvblas.conf      the NVBLAS configuration used
+#   steps/           each benchmark step's CSV, the commit and the steps run on it
 # and ends with a summary. A failed step is recorded and the next one runs anyway;
 # the exit status is 1 if a step failed or was not started, 2 for bad usage.
 # bench/report.py turns bench.csv and environment.txt into docs/PERFORMANCE.md.
@@ -67,9 +74,11 @@ steps="test bench"
 deadline=0
 jobs=$(nproc 2>/dev/null || echo 4)
 cuda_arch=
+fresh=0
 while (($#)); do
     case $1 in
     -h | --help) usage; exit 0 ;;
+    --fresh) fresh=1; shift; continue ;;
     --out | --build | --steps | --deadline | --jobs | --cuda-arch)
         (($# >= 2)) || die_usage "$1 needs a value"
         case $1 in
@@ -100,23 +109,37 @@ BUILD=$(absolute "${build:-$repo/build-suite}") || die_usage "cannot create --bu
 cd "$repo" || exit 1
 
 BENCH=$BUILD/bench/tiledblas-bench
-PARTS=$BUILD/suite-parts # one CSV per benchmark step, merged into bench.csv
+PARTS=$OUT/steps # one CSV per benchmark step, merged into bench.csv
 LOG=$OUT/bench.txt
 ENV_FILE=$OUT/environment.txt
-failed=()    # steps that ran and failed
-not_run=()   # steps not started
-bench_run=() # benchmark steps that ran, in order (their CSVs make bench.csv)
+failed=()  # steps that ran and failed
+not_run=() # steps not started
+# Every benchmark step in the order of bench.csv.
+all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12
+    e2e-threads timeline policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
+    kernel-trans-col tune)
 
+# Results add up over runs of one commit; another commit's are discarded.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD 2>/dev/null || commit+=" (with uncommitted changes)"
 mkdir -p "$PARTS"
-rm -f "$PARTS"/*.csv "$OUT/bench.csv"
-: >"$LOG"
+if ((fresh)) || [[ $(cat "$PARTS/commit" 2>/dev/null) != "$commit" ]]; then
+    rm -f "$PARTS"/*.csv "$PARTS/groups" "$OUT/bench.csv" "$OUT/ctest.log" "$OUT/sanitize.log"
+    : >"$LOG"
+fi
+echo "$commit" >"$PARTS/commit"
+# The step groups run on this commit so far, in their usual order: the command that redoes them all.
+for g in test bench policy shapes tune sanitize; do
+    [[ " $steps $(cat "$PARTS/groups" 2>/dev/null) " == *" $g "* ]] && echo "$g"
+done | paste -sd ' ' - >"$PARTS/groups.new"
+mv "$PARTS/groups.new" "$PARTS/groups"
 : >"$OUT/build.log"
 
 want() { [[ " $steps " == *" $1 "* ]]; }
 
 # step NAME BUDGET LOGFILE COMMAND...: runs COMMAND, its output appended to LOGFILE.
-# BUDGET is about how long the step takes on a current GPU (seconds): with
-# --deadline, a step that would end past the deadline is not started, and a
+# BUDGET is about the longest the step takes on a current GPU (an H100; seconds):
+# with --deadline, a step that would end past the deadline is not started, and a
 # started one is stopped at the deadline. Returns COMMAND's status.
 step() {
     local name=$1 budget=$2 log=$3 rc start=$SECONDS limit=()
@@ -156,8 +179,8 @@ bench() {
         not_run+=("$name (not built)")
         return
     fi
+    rm -f "$PARTS/$name.csv"
     step "$name" "$budget" "$LOG" env ${envs[@]+"${envs[@]}"} "$BENCH" "$@" --csv "$PARTS/$name.csv"
-    [[ -s $PARTS/$name.csv ]] && bench_run+=("$name")
     echo >>"$LOG"
 }
 
@@ -308,12 +331,12 @@ smi() { nvidia-smi --query-gpu="$1" --format=csv,noheader 2>/dev/null; }
 
 cc_path=$(cache CMAKE_C_COMPILER)
 lscpu_field() { lscpu 2>/dev/null | sed -n "s/^$1:[[:space:]]*//p" | head -n 1; }
-command_line="bench/suite.sh --steps \"$steps\""
+groups=$(cat "$PARTS/groups")
 {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-    echo "command: $command_line"
-    echo "steps: $steps"
+    echo "commit: $commit"
+    echo "command: bench/suite.sh --steps \"$groups\""
+    echo "steps: ${groups:-none} (this run: ${steps:-build only})"
     echo "deadline: $( ((deadline)) && echo "${deadline}s" || echo none)"
     if command -v nvidia-smi >/dev/null; then
         echo "gpu: $(smi name,memory.total,compute_cap | sed 's/, \([0-9]*\) MiB, / (\1 MiB, compute capability /; s/$/)/' |
@@ -348,7 +371,7 @@ command_line="bench/suite.sh --steps \"$steps\""
 } >"$ENV_FILE"
 
 {
-    echo "tiledblas benchmark suite"
+    echo "tiledblas benchmark suite, steps \"$steps\""
     cat "$ENV_FILE"
     echo
     command -v nvidia-smi >/dev/null && nvidia-smi 2>&1
@@ -369,30 +392,30 @@ fi
 
 bench_from=$(($(wc -l <"$LOG") + 1))
 if want bench; then
-    bench kernels 120 -- --kernels --sizes 1024,2048,4096,8192
-    bench e2e-gpu 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
-    bench e2e-auto 90 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
-    bench e2e-8192 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 8192 --no-openblas --reps 5
+    bench kernels 30 -- --kernels --sizes 1024,2048,4096,8192
+    bench e2e-gpu 20 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 1024,2048,4096
+    bench e2e-auto 20 TILEDBLAS_DEVICE=auto -- --e2e --sizes 1024,2048,4096
+    bench e2e-8192 10 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 8192 --no-openblas --reps 5
     # beta = 1 and beta = 0, alternating call by call in one process (their ratio is the beta column).
-    bench e2e-beta 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 2048,4096,8192 --beta 1 --no-openblas --reps 9
+    bench e2e-beta 10 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 2048,4096,8192 --beta 1 --no-openblas --reps 9
     # NVIDIA's NVBLAS on the same host memory (nvblas.conf above).
     if [[ -n $nvblas ]]; then
-        bench e2e-nvblas 120 TILEDBLAS_DEVICE=gpu NVBLAS_CONFIG_FILE="$OUT/nvblas.conf" -- \
+        bench e2e-nvblas 15 TILEDBLAS_DEVICE=gpu NVBLAS_CONFIG_FILE="$OUT/nvblas.conf" -- \
             --e2e --sizes 4096,8192 --no-openblas --reps 9 --nvblas "$nvblas"
     fi
     # The plain-copy baseline: no pinned staging, cudaMemcpy from pageable memory, one kernel.
-    bench e2e-pageable 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_PINNED_MB=0 -- --e2e --sizes 1024,2048,4096,8192 \
+    bench e2e-pageable 10 TILEDBLAS_DEVICE=gpu TILEDBLAS_PINNED_MB=0 -- --e2e --sizes 1024,2048,4096,8192 \
         --no-openblas --reps 5
     # The host copy pool with fewer of the CPUs than the default (all of them, at most 16).
     for threads in 8 12; do
-        bench "e2e-copy$threads" 90 TILEDBLAS_DEVICE=gpu TILEDBLAS_COPY_THREADS=$threads -- --e2e \
+        bench "e2e-copy$threads" 10 TILEDBLAS_DEVICE=gpu TILEDBLAS_COPY_THREADS=$threads -- --e2e \
             --sizes 2048,4096,8192 --no-openblas --reps 5
     done
     # Four threads calling at once against the same calls one at a time.
-    bench e2e-threads 90 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 256,512,1024,2048,4096 --threads 4 \
+    bench e2e-threads 15 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 256,512,1024,2048,4096 --threads 4 \
         --no-openblas --reps 10
     # Where the time of one call goes, stage by stage.
-    bench timeline 90 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
+    bench timeline 10 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
 fi
 if want policy; then
     # The CPU time counters before and after: steal time shows a virtual host's CPUs taken away.
@@ -404,63 +427,64 @@ if want policy; then
     skinny+=,4097x4095x4099
     # TILEDBLAS_VERBOSE stays unset, as for users: its accounting takes a lock per call
     # (tens of ns: a few % of a 16^3 call).
-    bench policy 180 -- --policy --reps 20 --sizes "$small,$skinny"
+    bench policy 200 -- --policy --reps 20 --sizes "$small,$skinny"
     # The same with OpenBLAS's threads parked right after each call (by default they spin
     # ~0.1 s): auto mode's CPU calls then leave no threads spinning into its GPU calls,
     # but each multithreaded OpenBLAS call wakes its threads anew.
-    bench policy-parked 240 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes "$small,$skinny"
-    bench policy-large 90 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
+    bench policy-parked 260 OPENBLAS_THREAD_TIMEOUT=4 -- --policy --reps 30 --sizes "$small,$skinny"
+    bench policy-large 20 -- --policy --reps 3 --sizes 8192,16384 --no-openblas
     grep '^cpu ' /proc/stat | sed 's/^/after policy: /' >>"$LOG"
 fi
 if want shapes; then
-    bench kernel-shapes 150 -- --kernels \
+    bench kernel-shapes 15 -- --kernels \
         --sizes 1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
     # Grids whose last wave of large tiles is mostly empty on 132 SMs (H100 SXM): stream-K tails.
-    bench kernel-tails 90 -- --kernels --sizes 3072,5120,2304x2304x1029
-    bench kernel-trans-row 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout row
-    bench kernel-trans-col 90 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
+    bench kernel-tails 15 -- --kernels --sizes 3072,5120,2304x2304x1029
+    bench kernel-trans-row 30 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout row
+    bench kernel-trans-col 30 -- --kernels --sizes 4096 --trans NN,NT,TN,TT --layout col
 fi
 if want tune; then
-    bench tune 300 -- --tune --sizes \
+    bench tune 40 -- --tune --sizes \
         1024,2048,4096,8192,1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
 fi
 if want sanitize; then
     : >"$OUT/sanitize.log"
     sanitizer=$(command -v compute-sanitizer || echo "$cuda_bin/compute-sanitizer")
     # Split-K (long K, small C) and every tile shape, all transposes.
-    sanitize memcheck-splitk 90 memcheck "$BENCH" \
+    sanitize memcheck-splitk 10 memcheck "$BENCH" \
         --kernels --sizes 100x70x3000,128x128x2048 --trans NN,NT,TN,TT --reps 1
     # The default kernel's re-storing of one operand when both are stored along k.
-    sanitize memcheck-restore 90 memcheck "$BENCH" \
+    sanitize memcheck-restore 45 memcheck "$BENCH" \
         --kernels --sizes 1021x1027x1023,2045x2043x2047 --trans NT,TN --layout row --reps 1
-    sanitize memcheck-shapes 90 memcheck "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
+    sanitize memcheck-shapes 10 memcheck "$BENCH" --tune --sizes 257x129x65 --trans NN,NT,TN,TT --reps 1
     # Split-K summed in clusters (sm_90): every tile shape, 2-8 slices; memcheck on an
     # unaligned small case and two larger ones, racecheck (far slower) on the small one.
-    sanitize memcheck-clusters 120 memcheck "$(test_program test_split_clusters)" 3
+    sanitize memcheck-clusters 15 memcheck "$(test_program test_split_clusters)" 3
     sanitize racecheck-clusters 180 racecheck "$(test_program test_split_clusters)" 1
     # The default kernel's launches over slices of a long K, with and without scratch.
-    sanitize memcheck-chains 120 memcheck "$(test_program test_chains)"
+    sanitize memcheck-chains 10 memcheck "$(test_program test_chains)"
     # The pipelined host path, host memory in and out: op(A)'s rows x K odd (the panels
     # after it packed to stay aligned), five panels with the last in halves; beta = 1
     # and, in alternation, 0.
-    TILEDBLAS_DEVICE=gpu TILEDBLAS_PIPELINE_MIN_FLOPS=0 sanitize memcheck-pipeline 120 memcheck "$BENCH" \
+    TILEDBLAS_DEVICE=gpu TILEDBLAS_PIPELINE_MIN_FLOPS=0 sanitize memcheck-pipeline 10 memcheck "$BENCH" \
         --e2e --sizes 1023x1025x513,67x1280x600 --trans NN,TT --no-openblas --reps 1 --beta 1
     # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
-    sanitize memcheck-stream-k 120 memcheck "$BENCH" \
+    sanitize memcheck-stream-k 100 memcheck "$BENCH" \
         --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1
     for kernel in naive tiled16 tiled32 regtile multistage best; do
-        TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel sanitize "memcheck-$kernel" 60 memcheck \
+        TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel sanitize "memcheck-$kernel" 10 memcheck \
             "$(test_program test_sgemm_grid)" --max-dim 65
     done
     # racecheck tracks every shared-memory access: a few launches of each rung and shape.
-    sanitize racecheck-ladder 120 racecheck "$BENCH" --kernels --sizes 100x70x33 --trans NN,TT --reps 1
-    sanitize racecheck-shapes 120 racecheck "$BENCH" --tune --sizes 130x70x20 --trans NT,TN --reps 1
+    sanitize racecheck-ladder 15 racecheck "$BENCH" --kernels --sizes 100x70x33 --trans NN,TT --reps 1
+    sanitize racecheck-shapes 15 racecheck "$BENCH" --tune --sizes 130x70x20 --trans NT,TN --reps 1
 fi
 
-# One CSV: the step's name, then the benchmark's columns.
+# One CSV: the step's name, then the benchmark's columns, every step run on this commit.
 first=1
-for name in ${bench_run[@]+"${bench_run[@]}"}; do
+for name in "${all_bench_steps[@]}"; do
     part=$PARTS/$name.csv
+    [[ -s $part ]] || continue
     ((first)) && sed -n '1s/^/step,/p' "$part"
     sed -n "2,\$s/^/$name,/p" "$part"
     first=0
