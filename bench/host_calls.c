@@ -149,12 +149,17 @@ bench_sgemm_fn bench_load_openblas(void **handle)
         return NULL;
     }
 
-    /* OpenBLAS's own extensions, when present, say what was measured. */
+    /* OpenBLAS's own extensions, when present, say what was measured: its build, the core
+     * whose kernels run (detected, or forced by OPENBLAS_CORETYPE) and its thread count. */
     char *(*config)(void) = (char *(*)(void))dlsym(*handle, "openblas_get_config");
+    char *(*corename)(void) = (char *(*)(void))dlsym(*handle, "openblas_get_corename");
     int (*threads)(void) = (int (*)(void))dlsym(*handle, "openblas_get_num_threads");
+    const char *coretype = getenv("OPENBLAS_CORETYPE");
     printf("baseline: OpenBLAS cblas_sgemm from %s", path);
     if (config)
         printf(", %s", config());
+    if (corename)
+        printf(", core %s (OPENBLAS_CORETYPE=%s)", corename(), coretype && *coretype ? coretype : "(unset)");
     if (threads)
         printf(", %d threads", threads());
     printf("\n");

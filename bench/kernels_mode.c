@@ -55,7 +55,7 @@ typedef struct kernels_bufs {
     float *workspace; /* split-K scratch of the regtile rung */
     int64_t workspace_floats;
     double *ref;
-    bench_err *scratch;
+    bench_err *err_sums; /* bench_compare's device-side sums */
     size_t nc;
 } kernels_bufs;
 
@@ -182,7 +182,7 @@ static int check_variant(kernels_run *r, const bench_case *bc, const kernels_buf
         fail(row, r->error);
         return -1;
     }
-    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
+    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->err_sums, &e, r->stream));
     row->error = sqrt(e.diff2 / e.ref2);
     if (e.nonfinite) {
         snprintf(why, sizeof why, "%llu of %zu outputs NaN/Inf", e.nonfinite, d->nc);
@@ -282,7 +282,7 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
     free(host);
     CUDA_CHECK(cudaMalloc((void **)&d.c, nc * sizeof *d.c));
     CUDA_CHECK(cudaMalloc((void **)&d.ref, nc * sizeof *d.ref));
-    CUDA_CHECK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
+    CUDA_CHECK(cudaMalloc((void **)&d.err_sums, sizeof *d.err_sums));
     for (int i = 0; i < o->ntrans; i++) {
         const bench_case bc = bench_case_make(o, s, o->trans[i]);
         const tb_gemm_args g = bench_colmajor(&bc, d.a, d.b, d.c);
@@ -336,7 +336,7 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
     CUDA_CHECK(cudaFree(d.c0));
     CUDA_CHECK(cudaFree(d.c));
     CUDA_CHECK(cudaFree(d.ref));
-    CUDA_CHECK(cudaFree(d.scratch));
+    CUDA_CHECK(cudaFree(d.err_sums));
     CUDA_CHECK(cudaFree(d.workspace));
     return 0;
 }

@@ -6,8 +6,9 @@
  *   --timeline the stages of one host-to-host call, each timed alone
  *   --policy   auto mode against the GPU and OpenBLAS forced, interleaved in one process
  *
- * Prints the setup first and the results table last, so the output can be
- * pasted into docs/PERFORMANCE.md as it is. Exit status: 0 all checks passed,
+ * Prints the setup first and the results table last; --csv writes the rows
+ * that bench/suite.sh gathers and bench/report.py turns into
+ * docs/PERFORMANCE.md. Exit status: 0 all checks passed,
  * 1 a check or a run failed, 2 bad usage, 77 skipped (no GPU for --kernels,
  * no OpenBLAS for --e2e).
  */
@@ -64,7 +65,10 @@ static const char usage[] =
     "  --csv FILE         also write every result to FILE as CSV\n"
     "  -h, --help         print this help\n"
     "\n"
-    "OpenBLAS is loaded with dlopen from $OPENBLAS_LIB, else libopenblas.so.0.\n"
+    "OpenBLAS is loaded with dlopen from $OPENBLAS_LIB, else libopenblas.so.0; the\n"
+    "core whose kernels it runs is printed (openblas_get_corename). Where its\n"
+    "detection picks an older core than the CPU supports, set OPENBLAS_CORETYPE\n"
+    "(bench/suite.sh does).\n"
     "Exit status: 0 all checks passed, 1 a check or run failed, 2 bad usage,\n"
     "77 skipped (no usable GPU for --kernels or --timeline, no OpenBLAS for --e2e or\n"
     "--policy).\n";

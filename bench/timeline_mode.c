@@ -18,7 +18,7 @@
 
 #include "tiledblas.h"
 #include "bench.h"
-#include "internal.h" /* tb_usable_cpus, from src/cpu_count.c built in */
+#include "core/cpu_count.h" /* tb_usable_cpus, from src/core/cpu_count.c built in */
 
 /* A timed stage that cannot run ends the mode: the rows so far are reported. */
 #define CUDA_OK(call) ((call) == cudaSuccess)
