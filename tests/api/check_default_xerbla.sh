@@ -2,7 +2,8 @@
 # Runs test_default_xerbla with no TILEDBLAS_* settings and requires exactly
 # the default error lines on stderr and "done" on stdout.
 # Usage: check_default_xerbla.sh PROGRAM
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 program=$1
 
 run default "$program"

@@ -1,6 +1,6 @@
 /*
- * The certain host ranges (src/host_ranges.c) in a library loaded with
- * dlmopen into a namespace of its own: there the libc it uses is a second
+ * The certain host ranges (src/dispatch/host_ranges.c) in a library loaded
+ * with dlmopen into a namespace of its own: there the libc it uses is a second
  * copy, whose program break variable is not kept current, so the heap's end
  * must come from sbrk(0). After the main program's heap shrinks, the range
  * must not run past the real break (the memory beyond is unmapped, and could

@@ -1,6 +1,6 @@
 /*
- * The tiny call's gate (src/tiny_path.h): a tiny call on the brk heap goes
- * straight to the CPU BLAS's cblas_sgemm with the caller's own arguments;
+ * The tiny call's gate (src/dispatch/tiny_gate.c): a tiny call on the brk heap
+ * goes straight to the CPU BLAS's cblas_sgemm with the caller's own arguments;
  * every other call takes the general path, which hands the CPU BLAS the
  * column-major form. Run with TILEDBLAS_CPU_BLAS set to cpu_blas_recorder,
  * which records how it was called: a row-major call that arrives row-major

@@ -1,13 +1,13 @@
 /*
- * The ranges that hold host memory for certain (src/host_ranges.c), which let
- * a small call skip the driver's ~0.3 us answer per operand: a stack array of
- * the caller (on the main thread and on another), a static array and a small
- * block of the main thread's malloc must be inside them; an mmap'd block,
- * another thread's stack and a span running past the heap's end must not,
- * since memory outside them can be device memory and must be asked about;
+ * The ranges that hold host memory for certain (src/dispatch/host_ranges.c),
+ * which let a small call skip the driver's ~0.3 us answer per operand: a stack
+ * array of the caller (on the main thread and on another), a static array and
+ * a small block of the main thread's malloc must be inside them; an mmap'd
+ * block, another thread's stack and a span running past the heap's end must
+ * not, since memory outside them can be device memory and must be asked about;
  * nor may that block be inside them for a call from a signal handler on an
- * alternate stack, whose frame is off the thread's stack.
- * Host only: it runs on CI.
+ * alternate stack, whose frame is off the thread's stack. Host only: it runs
+ * on CI.
  */
 #include <pthread.h>
 #include <signal.h>

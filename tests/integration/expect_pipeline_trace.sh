@@ -5,7 +5,8 @@
 # (0 <= begin <= end, in ms), and for every panel computed, that panel's C
 # going out.
 # Usage: expect_pipeline_trace.sh PROBE PROGRAM [ARGS...]
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 probe=$1 program=$2
 shift
 skip_without_gpu "$probe"

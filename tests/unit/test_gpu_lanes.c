@@ -1,5 +1,5 @@
 /*
- * Turns on the lanes of GPU resources (src/gpu_lanes.c), without a GPU:
+ * Turns on the lanes of GPU resources (src/gpu/lanes.c), without a GPU:
  *   - eight threads taking the first lane, either or both at random, for a
  *     second: no lane is ever held twice, both are held by a call that asked
  *     for both, the second lane is used, and every wait ends (a hang fails

@@ -1,13 +1,13 @@
 /*
- * Auto mode's corrections near the crossover (src/crossover.c), driven with
- * simulated timings: a class whose cost model picks the wrong path (as the
- * H100 machine's did at 64^3: CPU predicted 31 us, GPU 24; measured 23 and
- * 28) must settle on the right one after its trials, keep it through one
- * outlier, through slow pairs of calls and through GPU calls slowed by the
- * CPU BLAS's spinning threads after its trials, follow a path that slows
- * down at once and one that speeds up by the next retry, judge a trial
- * early when it is far from the other path, and lose about
- * TB_CROSSOVER_REGRET of its time to trials of the slower path.
+ * Auto mode's corrections near the crossover (src/dispatch/crossover.c),
+ * driven with simulated timings: a class whose cost model picks the wrong path
+ * (as the H100 machine's did at 64^3: CPU predicted 31 us, GPU 24; measured 23
+ * and 28) must settle on the right one after its trials, keep it through one
+ * outlier, through slow pairs of calls and through GPU calls slowed by the CPU
+ * BLAS's spinning threads after its trials, follow a path that slows down at
+ * once and one that speeds up by the next retry, judge a trial early when it
+ * is far from the other path, and lose about TB_CROSSOVER_REGRET of its time
+ * to trials of the slower path.
  */
 #include <stdio.h>
 #include <string.h>
@@ -270,8 +270,8 @@ static void test_shadow_of_cpu_trials(void)
 
     /*
      * Over 20000 calls (about 30 s) the CPU's retries and the slow GPU calls
-     * after them cost about TB_CROSSOVER_REGRET of the time. Fixed retries
-     * (16, 32, ..., 256 calls, then every 512) lost 10.6% here.
+     * after them cost about TB_CROSSOVER_REGRET of the time; retries at fixed
+     * counts (16, 32, ..., 256 calls, then every 512) would lose 10.6% here.
      */
     tally longer = {{0}, 0, 0.0};
     shadowed_class(&cls, predicted, 20000, &longer);
@@ -334,8 +334,9 @@ static void test_cold_trial_call(void)
 /*
  * A program whose calls of a class come 0.06 s apart, after 300 back to back
  * (CPU 20 us, GPU 40): its calls are all after a pause. A trial of the GPU
- * must still end, and the class stay on the CPU (a386a04 kept trying the GPU
- * for good: 1706 of 2000 calls).
+ * must still end, and the class stay on the CPU: calls that far apart, one
+ * after another, are the program's rhythm, and a trial that discounted every
+ * call after a pause would never end.
  */
 static void test_sparse_calls(void)
 {

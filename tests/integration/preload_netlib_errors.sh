@@ -4,7 +4,8 @@
 # its parameter number and exits; preloaded, tiledblas's handlers must report
 # both errors with the same numbers and return.
 # Usage: preload_netlib_errors.sh LIBRARY APP NETLIB_DIR
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 library=$1 app=$2 netlib=$3
 
 run plain env LD_LIBRARY_PATH="$netlib" "$app"

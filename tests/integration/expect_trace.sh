@@ -2,7 +2,8 @@
 # Runs a program linked to tiledblas with TILEDBLAS_VERBOSE=2 and requires
 # success, well-formed per-call trace lines and one summary line.
 # Usage: expect_trace.sh PROGRAM [ARGS...]
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 
 run traced env TILEDBLAS_VERBOSE=2 "$@"
 expect_status traced 0

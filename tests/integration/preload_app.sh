@@ -7,7 +7,8 @@
 #   gpu       forced GPU: every call traced with path=gpu (77 without a GPU)
 #   fallback  forced GPU without a GPU: one warning line, right results (77 with one)
 #   silent    preloaded with no TILEDBLAS_* setting: nothing but the app's output
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 mode=$1 library=$2 app=$3 probe=$4
 size=512
 

@@ -2,7 +2,8 @@
 # Installs the build into a fresh prefix and builds examples/consumer against
 # it, then runs the result with only that prefix's library directory.
 # Usage: install_consumer.sh pkgconfig|cmake BUILD_DIR CONSUMER_DIR CMAKE C_COMPILER
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 mode=$1 build=$2 consumer=$3 cmake=$4 cc=$5
 prefix=$tmp/prefix
 

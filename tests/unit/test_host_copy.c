@@ -1,5 +1,5 @@
 /*
- * The host copy pool (src/host_copy.c), which moves every operand of a GPU
+ * The host copy pool (src/gpu/host_copy.c), which moves every operand of a GPU
  * call on host memory between the caller's memory and pinned staging, here
  * on plain memory: strided and dense blocks, the three ways a job is cut
  * (one dense range, whole columns, slices of every column), sizes below and
@@ -9,7 +9,7 @@
  * src (copies) or src + beta*dst (combines: the data make that exact in
  * float), and every element before, between and after the block columns must
  * be untouched. The pool's size follows the configured count
- * (TILEDBLAS_COPY_THREADS), else the usable CPUs (src/cpu_count.c), which
+ * (TILEDBLAS_COPY_THREADS), else the usable CPUs (src/core/cpu_count.c), which
  * must count a one-CPU affinity mask as one and read CFS quotas right.
  * Host only: it runs on CI.
  */

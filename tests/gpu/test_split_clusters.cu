@@ -1,14 +1,14 @@
 /*
- * Split-K summed in thread block clusters (kernels/cluster_split.cuh) against
- * the second pass it replaces, for every multistage tile shape, each of 2 to 8
- * slices of K (the last ragged or empty), all four transpose pairs, edge tiles and unaligned
- * operands: with beta = 0 both sum the same partials in the same order and
- * must give the same bits, into a C filled with NaN (never read); with
- * beta != 0 both must be within the FP32 error bound of an FP64 reference.
- * Either way the padding rows of C must be left as they were. Exits 77
- * without a GPU, on one older than sm_90, or where no shape has a cluster
- * launch (kernels built for older GPUs only). An argument N runs the first
- * N cases only (the sanitizers' runs).
+ * Split-K summed in thread block clusters (the kernels' cluster_split.cuh)
+ * against the second pass it replaces, for every multistage tile shape, each
+ * of 2 to 8 slices of K (the last ragged or empty), all four transpose pairs,
+ * edge tiles and unaligned operands: with beta = 0 both sum the same partials
+ * in the same order and must give the same bits, into a C filled with NaN
+ * (never read); with beta != 0 both must be within the FP32 error bound of an
+ * FP64 reference. Either way the padding rows of C must be left as they were.
+ * Exits 77 without a GPU, on one older than sm_90, or where no shape has a
+ * cluster launch (kernels built for older GPUs only). An argument N runs the
+ * first N cases only (the sanitizers' runs).
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "common/kernel_case.cuh"
+#include "kernel_case.cuh"
 #include "kernels.h"
 
 static int failures;

@@ -1,10 +1,10 @@
 /*
- * The stream-K tail's bookkeeping (kernels/stream_k.cuh), on the host: for
- * many grids, K depths and slot counts, the pieces must cover every k-slice of
- * every tail tile exactly once, agree on how each tile was cut and where its
- * partial tiles go, come longest first, and, started in grid order on the
- * first free slot as the GPU starts blocks, finish within one k-slice of the
- * longest range. Needs no GPU.
+ * The stream-K tail's bookkeeping (the kernels' stream_k.cuh), on the host:
+ * for many grids, K depths and slot counts, the pieces must cover every
+ * k-slice of every tail tile exactly once, agree on how each tile was cut and
+ * where its partial tiles go, come longest first, and, started in grid order
+ * on the first free slot as the GPU starts blocks, finish within one k-slice
+ * of the longest range. Needs no GPU.
  */
 #include <stdio.h>
 #include <stdlib.h>

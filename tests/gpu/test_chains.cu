@@ -19,7 +19,7 @@
 
 #include <vector>
 
-#include "common/kernel_case.cuh"
+#include "kernel_case.cuh"
 #include "kernels.h"
 
 static int failures;

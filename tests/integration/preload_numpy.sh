@@ -4,7 +4,8 @@
 # Usage: preload_numpy.sh MODE LIBRARY PYTHON NUMPY_SCRIPT GPU_PROBE
 #   cpu  unpreloaded: no trace; preloaded: one trace line per product
 #   gpu  forced GPU: every product traced with path=gpu (77 without a GPU)
-source "$(dirname "$0")/script_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
+source "$(dirname "$0")/../common/script_lib.sh"
 mode=$1 library=$2 python=$3 script=$4 probe=$5
 
 "$python" -c 'import numpy' 2>/dev/null || { echo "SKIP: $python has no numpy"; exit 77; }

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by the integration scripts (sourced, bash). Starts from an
+# Shared by the test scripts of api/ and integration/ (sourced, bash). Starts from an
 # environment without TILEDBLAS_* settings, whatever ctest passed down, and
 # gives each script a private temporary directory.
 set -u
