@@ -28,22 +28,22 @@
  *
  * When C is too small to fill the GPU and K is long, K is split across blocks
  * (grid.z): on sm_90 the blocks of a tile sum their slices in a cluster
- * (cluster_split.cuh), elsewhere a second pass sums them, as in regtile
- * (tile_common.cuh). Past one wave, a mostly empty last wave of tiles is
- * shared out by k-slices as a stream-K tail (stream_k.cuh).
+ * (common/cluster_split.cuh), elsewhere a second pass sums them, as in regtile
+ * (common/tile_common.cuh). Past one wave, a mostly empty last wave of tiles is
+ * shared out by k-slices as a stream-K tail (common/stream_k.cuh).
  */
-#include "cluster_split.cuh"
-#include "stream_k.cuh"
-#include "tile_common.cuh"
+#include "common/cluster_split.cuh"
+#include "common/stream_k.cuh"
+#include "common/tile_common.cuh"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#error "multistage.cu needs cp.async (sm_80 or newer)"
+#error "03_multistage.cu needs cp.async (sm_80 or newer)"
 #endif
 
 namespace {
 
 /*
- * A block tile (tile_common.cuh) with the depth of its ring of k-slices,
+ * A block tile (common/tile_common.cuh) with the depth of its ring of k-slices,
  * whether the transposing copies of a slice are spread over the k-steps of the
  * one before (see AsyncTileLoader::load_part) rather than issued at once, and
  * the storages (bit along_k(), as the rates are indexed) in which its FMAs go

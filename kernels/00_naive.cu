@@ -2,7 +2,7 @@
  * Rung 0: one thread per element of C, every operand read straight from global
  * memory (no reuse). The baseline of the design notes' table.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 template <bool TA, bool TB>
 __global__ void sgemm_naive(tb_gemm_args p)

@@ -5,7 +5,7 @@
  * past the edges), synchronises, accumulates, and synchronises again before the
  * tiles are overwritten.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 template <int T, bool TA, bool TB>
 __global__ void __launch_bounds__(T *T) sgemm_tiled(tb_gemm_args p)

@@ -1,5 +1,5 @@
 /*
- * What the register-tiled rungs (regtile.cu, multistage.cu) share: the warp
+ * What the register-tiled rungs (02_regtile.cu, 03_multistage.cu) share: the warp
  * and fragment layout of a block tile, the fragment loads, FMAs and C stores
  * that follow from it, and the wave heuristic that picks a tile shape per call.
  * The rungs differ in how operands reach shared memory; everything here runs on
@@ -13,8 +13,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common.cuh"
-#include "stream_k.cuh"
+#include "common/common.cuh"
+#include "common/stream_k.cuh"
 
 /* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int MIN_BLOCKS_>
@@ -92,7 +92,7 @@ __device__ __forceinline__ void outer_product(float (&acc)[S::TM][S::TN], const 
  * ptxas then marks 0.84 operand reads per FMA of the 8x16 tiles to come from
  * the reuse cache instead of 0.74, and register file reads cost energy: at
  * the H100's power cap those tiles run 0.7-3.3% faster with one operand
- * stored along k. Other tiles and storages gain less or lose (see multistage.cu).
+ * stored along k. Other tiles and storages gain less or lose (see 03_multistage.cu).
  */
 template <typename S, bool ZIGZAG>
 __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S::TN], const float (&a)[S::TM],

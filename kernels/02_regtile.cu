@@ -14,7 +14,7 @@
  * The tile shape is a template parameter; a table of shapes and a heuristic
  * chosen from measurements (docs/PERFORMANCE.md) pick one per call.
  */
-#include "tile_common.cuh"
+#include "common/tile_common.cuh"
 
 namespace {
 
