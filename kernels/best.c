@@ -30,10 +30,8 @@
 #include <stdio.h>
 
 #include "kernels.h"
+#include "tuning_sm90.h"
 
-/* transpose.cu on the H100 (4096^2 and 8192^2): bytes read and written per second, and the launch. */
-#define RESTORE_BYTES_PER_SECOND 2.4e12
-#define RESTORE_LAUNCH_SECONDS 5e-6
 #define MAX_CHAIN_K 4096
 /* Slices of K start on whole tiles' depth, which keeps the operands' 16-byte alignment. */
 #define CHAIN_ALIGN 128
@@ -87,8 +85,8 @@ static best_plan plan(const tb_gemm_args *args)
         /* Planned on an aligned placeholder, as the launch aligns the real one. */
         const tb_gemm_args r = restored(args, which, NULL);
         const int64_t floats = operand_floats(&r, which);
-        const double seconds = 2.0 * sizeof(float) * (double)floats / RESTORE_BYTES_PER_SECOND +
-                               RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
+        const double seconds = 2.0 * sizeof(float) * (double)floats / TB_TUNE_RESTORE_BYTES_PER_SECOND +
+                               TB_TUNE_RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
         if (seconds < fastest)
             fastest = seconds, best.restore = which, best.restore_floats = floats + 3;
     }
