@@ -1,6 +1,6 @@
 /*
  * Rung 0: one thread per element of C, every operand read straight from global
- * memory (no reuse). The baseline of the design notes' table.
+ * memory (no reuse). The baseline the other rungs are measured against.
  */
 #include "common/common.cuh"
 

@@ -1,5 +1,5 @@
 /*
- * Rung 3: block tiling with per-thread register tiles.
+ * Rung 2: block tiling with per-thread register tiles.
  *
  * A block of THREADS threads computes a BM x BN tile of C; each thread owns a
  * TM x TN register tile made of 4x4 fragments spread across its warp's tile,

@@ -1,5 +1,5 @@
 /*
- * Rung 4: warp tiling fed by a multi-stage ring of asynchronous copies.
+ * Rung 3: warp tiling fed by a multi-stage ring of asynchronous copies.
  *
  * The compute side is regtile's: a block of THREADS threads computes a BM x BN
  * tile of C, each warp a WM x WN part of it, each thread a TM x TN register
@@ -133,7 +133,7 @@ __device__ __forceinline__ void cp_async_wait()
  * against pointers per thread (COLS, at most MAX_POINTERS). A sector read by
  * TPC < 8 threads is read again by the next RUN - 1 instructions: with B
  * along k in the 256-wide side (8192x128x8192), TPC 8 instead of 2 ran the
- * call 8-10% faster on the H100 (session 18).
+ * call 8-10% faster on the H100.
  */
 constexpr int k_contiguous_tpc(int bx, int threads, int max_pointers)
 {

@@ -9,7 +9,7 @@
  * k-slices, in tile order, are cut into `ranges` equal ranges. A range shorter
  * than a tile covers parts of at most two tiles, and the grid gets one block
  * per part (a piece), so that no block loops over tiles: a loop around the tile
- * loop cost 40 registers and spills (docs/PERFORMANCE.md, session 6).
+ * loop cost 40 registers and spilled.
  *
  * Order: the whole-tile blocks, then every piece of the tail, longest first.
  * Blocks start in index order on whichever slot frees first, so this is

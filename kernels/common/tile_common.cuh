@@ -93,7 +93,7 @@ __device__ __forceinline__ void outer_product(float (&acc)[S::TM][S::TN], const 
  * ptxas then marks 0.84 operand reads per FMA of the 8x16 tiles to come from
  * the reuse cache instead of 0.74, and register file reads cost energy: at
  * the H100's power cap those tiles run 0.7-3.3% faster with one operand
- * stored along k. Other tiles and storages gain less or lose (see 03_multistage.cu).
+ * stored along k. Other tiles and storages gain less or lose (tuning_sm90.h).
  */
 template <typename S, bool ZIGZAG>
 __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S::TN], const float (&a)[S::TM],
