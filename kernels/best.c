@@ -1,7 +1,8 @@
 /*
  * The default kernel: per call, the fastest way the ladder's top rungs offer
- * for its storage orders, as measured on the H100 (docs/PERFORMANCE.md, 4096^3
- * and 8192^3 in every transpose pair). multistage copies operands stored
+ * for its storage orders, as measured on the H100 at 4096^3 and 8192^3 in
+ * every transpose pair (tiledblas-bench --kernels --sizes 4096,8192 --trans
+ * NN,NT,TN,TT, with --layout row and col). multistage copies operands stored
  * along m or n straight into shared memory with cp.async and transposes an
  * operand stored along k with 4-byte copies, in the tile shape that keeps
  * that operand on its narrow side (45-49 TFLOP/s).
@@ -13,7 +14,8 @@
  * for 4096^2 floats) and lets multistage run at its one-operand rate: 47.6
  * TFLOP/s in all at 4096^3, 0.98 of row-major NN, against regtile's 42.3.
  * The plan prices regtile as it is against each operand re-stored plus its
- * pass, and takes the fastest: small calls keep regtile.
+ * pass (at the cost tuning_sm90.h gives), and takes the fastest: small calls
+ * keep regtile.
  *
  * No element of C sums more than MAX_CHAIN_K products in one chain: where
  * the plan would (K longer than that and not split across blocks enough), the
@@ -21,19 +23,19 @@
  * slice's own plan within the bound, each after the first adding to C
  * (beta = 1). Rounding error grows with the square root of a chain's
  * length, so this holds it at a 4096-long sum's whatever K. cuBLAS splits K
- * at some shapes: unbounded, our error at 4097x4095x4099 was 1.74 times its
- * (1.15e-6 against 6.6e-7 relative), and equal at 4096^3 and 8192^3. In two
- * chains it is 1.23 times cuBLAS's there and 0.69 times at 8192^3, for 7%
- * and 1.4% more time on the H100 (C read back, each launch's fill and tail).
+ * at some shapes. Unbounded, the relative error at 4097x4095x4099 was 1.74
+ * times cuBLAS's (1.15e-6 against 6.6e-7), and equal at 4096^3 and 8192^3;
+ * in two chains it is 1.23 times cuBLAS's there and 0.69 times at 8192^3, for
+ * 7% and 1.4% more time on the H100 (C read back, each launch's fill and
+ * tail). The error column of tiledblas-bench --kernels --sizes
+ * 4097x4095x4099,8192 shows both errors.
  */
 #include <stdint.h>
 #include <stdio.h>
 
 #include "kernels.h"
+#include "tuning_sm90.h"
 
-/* transpose.cu on the H100 (4096^2 and 8192^2): bytes read and written per second, and the launch. */
-#define RESTORE_BYTES_PER_SECOND 2.4e12
-#define RESTORE_LAUNCH_SECONDS 5e-6
 #define MAX_CHAIN_K 4096
 /* Slices of K start on whole tiles' depth, which keeps the operands' 16-byte alignment. */
 #define CHAIN_ALIGN 128
@@ -87,8 +89,8 @@ static best_plan plan(const tb_gemm_args *args)
         /* Planned on an aligned placeholder, as the launch aligns the real one. */
         const tb_gemm_args r = restored(args, which, NULL);
         const int64_t floats = operand_floats(&r, which);
-        const double seconds = 2.0 * sizeof(float) * (double)floats / RESTORE_BYTES_PER_SECOND +
-                               RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
+        const double seconds = 2.0 * sizeof(float) * (double)floats / TB_TUNE_RESTORE_BYTES_PER_SECOND +
+                               TB_TUNE_RESTORE_LAUNCH_SECONDS + tb_multistage_predicted_seconds(&r);
         if (seconds < fastest)
             fastest = seconds, best.restore = which, best.restore_floats = floats + 3;
     }

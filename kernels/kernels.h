@@ -39,9 +39,9 @@ typedef cudaError_t (*tb_launch_fn)(const tb_gemm_args *args, cudaStream_t strea
 /* The ladder, slowest first. */
 typedef enum tb_kernel_id {
     TB_KERNEL_NAIVE = 0, /* one thread per element of C, no reuse */
-    TB_KERNEL_TILED16,   /* the design notes' shared-memory tile, 16x16 */
+    TB_KERNEL_TILED16,   /* the textbook shared-memory tile, 16x16 */
     TB_KERNEL_TILED32,   /* the same with 32x32 tiles */
-    TB_KERNEL_REGTILE,   /* 128x128 block tile, 8x8 register tile per thread, float4, double buffer */
+    TB_KERNEL_REGTILE,   /* block tile, a register tile per thread, float4, double buffer */
     TB_KERNEL_MULTISTAGE, /* warp tiles fed by a ring of cp.async stages (sm_80+) */
     TB_KERNEL_BEST,      /* not a rung: per call, the fastest of regtile and multistage (best.c) */
     TB_KERNEL_COUNT

@@ -4,7 +4,7 @@
  * dimension m, alpha = 1, beta = 0); this sums the planes in slice order, so
  * the result does not depend on scheduling, and applies alpha and beta.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 namespace {
 

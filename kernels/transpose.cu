@@ -5,7 +5,7 @@
  * writes of dst are coalesced; the padded row keeps the transposed reads of
  * the tile free of bank conflicts.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 namespace {
 

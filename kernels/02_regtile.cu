@@ -1,5 +1,5 @@
 /*
- * Rung 3: block tiling with per-thread register tiles.
+ * Rung 2: block tiling with per-thread register tiles.
  *
  * A block of THREADS threads computes a BM x BN tile of C; each thread owns a
  * TM x TN register tile made of 4x4 fragments spread across its warp's tile,
@@ -11,10 +11,12 @@
  * t+1 are in flight during the FMAs of step t. Both shared tiles are k-major
  * (tile[k][m or n]); operands stored k-contiguous are transposed on the way in.
  *
- * The tile shape is a template parameter; a table of shapes and a heuristic
- * chosen from measurements (docs/PERFORMANCE.md) pick one per call.
+ * The tile shape is a template parameter; the table of shapes with their
+ * measured rates (tuning_sm90.h) and the plan (common/tile_common.cuh) pick
+ * one per call.
  */
-#include "tile_common.cuh"
+#include "common/tile_common.cuh"
+#include "tuning_sm90.h"
 
 namespace {
 
@@ -187,13 +189,7 @@ struct Regtile {
     };
 };
 
-/*
- * The tile shapes, with how many blocks of each an SM holds and the rates each
- * reached on large problems (TFLOP/s on the H100, by which operands are stored
- * along k: neither, B, A, both; the mean of --tune at 4096^3 and 8192^3,
- * docs/PERFORMANCE.md): the heuristic's inputs. The tiles are static shared
- * memory within 48 KB, all 8 deep, and measured unaligned as well.
- */
+/* A row of the shape table: the tile shape and its rates by storage. */
 template <typename S>
 constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both)
 {
@@ -201,13 +197,11 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
             launch_for_trans<Regtile<S>::template Launch, int>, nullptr, nullptr, nullptr};
 }
 
-const ShapeEntry shapes[] = {
-    entry<TileShape<256, 128, 8, 64, 64, 1>>("256x128x8", 42.9, 42.5, 43.5, 42.6),
-    entry<TileShape<128, 256, 8, 64, 64, 1>>("128x256x8", 42.3, 43.3, 42.5, 42.5),
-    entry<TileShape<128, 128, 8, 64, 32, 2>>("128x128x8", 44.2, 41.8, 42.3, 39.5),
-    entry<TileShape<128, 64, 8, 64, 32, 3>>("128x64x8", 39.7, 38.1, 35.5, 34.8),
-    entry<TileShape<64, 64, 8, 32, 32, 4>>("64x64x8", 37.5, 34.5, 34.2, 32.6),
-};
+/* The tile shapes and their measured rates (tuning_sm90.h): the plan's inputs. */
+#define SHAPE(BM, BN, BK, WM, WN, BLOCKS, NONE, B, A, BOTH) \
+    entry<TileShape<BM, BN, BK, WM, WN, BLOCKS>>(#BM "x" #BN "x" #BK, NONE, B, A, BOTH),
+const ShapeEntry shapes[] = {TB_TUNE_REGTILE_SHAPES(SHAPE)};
+#undef SHAPE
 } // namespace
 
 extern "C" int tb_regtile_shape_count(void)

@@ -1,5 +1,5 @@
 /*
- * Rung 4: warp tiling fed by a multi-stage ring of asynchronous copies.
+ * Rung 3: warp tiling fed by a multi-stage ring of asynchronous copies.
  *
  * The compute side is regtile's: a block of THREADS threads computes a BM x BN
  * tile of C, each warp a WM x WN part of it, each thread a TM x TN register
@@ -28,22 +28,23 @@
  *
  * When C is too small to fill the GPU and K is long, K is split across blocks
  * (grid.z): on sm_90 the blocks of a tile sum their slices in a cluster
- * (cluster_split.cuh), elsewhere a second pass sums them, as in regtile
- * (tile_common.cuh). Past one wave, a mostly empty last wave of tiles is
- * shared out by k-slices as a stream-K tail (stream_k.cuh).
+ * (common/cluster_split.cuh), elsewhere a second pass sums them, as in regtile
+ * (common/tile_common.cuh). Past one wave, a mostly empty last wave of tiles is
+ * shared out by k-slices as a stream-K tail (common/stream_k.cuh).
  */
-#include "cluster_split.cuh"
-#include "stream_k.cuh"
-#include "tile_common.cuh"
+#include "common/cluster_split.cuh"
+#include "common/stream_k.cuh"
+#include "common/tile_common.cuh"
+#include "tuning_sm90.h"
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-#error "multistage.cu needs cp.async (sm_80 or newer)"
+#error "03_multistage.cu needs cp.async (sm_80 or newer)"
 #endif
 
 namespace {
 
 /*
- * A block tile (tile_common.cuh) with the depth of its ring of k-slices,
+ * A block tile (common/tile_common.cuh) with the depth of its ring of k-slices,
  * whether the transposing copies of a slice are spread over the k-steps of the
  * one before (see AsyncTileLoader::load_part) rather than issued at once, and
  * the storages (bit along_k(), as the rates are indexed) in which its FMAs go
@@ -132,7 +133,7 @@ __device__ __forceinline__ void cp_async_wait()
  * against pointers per thread (COLS, at most MAX_POINTERS). A sector read by
  * TPC < 8 threads is read again by the next RUN - 1 instructions: with B
  * along k in the 256-wide side (8192x128x8192), TPC 8 instead of 2 ran the
- * call 8-10% faster on the H100 (session 18).
+ * call 8-10% faster on the H100.
  */
 constexpr int k_contiguous_tpc(int bx, int threads, int max_pointers)
 {
@@ -576,40 +577,9 @@ struct Multistage {
     }
 };
 
-/*
- * The tile shapes, with how many blocks of each an SM holds and the rates the
- * heuristic assumes for them (TFLOP/s, by which operands are stored along k:
- * neither, B, A, both). Registers set the blocks per SM: 8x8 per thread fits
- * 128 registers, so two 256-thread or four 128-thread blocks share an SM;
- * 8x16 per thread needs 210-240, so one block of 8 warps, each with twice
- * the independent FMAs per fragment load. That is cuBLAS's own choice on the
- * H100 for large calls (256x128x8, 3 stages, 8 warps of 64x64); here it runs
- * best with 16- or 32-deep slices, which cut the barriers and the loop's
- * bookkeeping per FMA (92.8% of the loop's instructions are FMAs at 16, 86.5%
- * with 8x8). The operand stored along k is best in the narrower side of the tile
- * (its copies are the transposing 4-byte ones): 256x128 when it is B, 128x256
- * when it is A. Shared memory (STAGES slices of both tiles) is 17-75 KB per
- * block, inside an sm_80/sm_90 SM at that occupancy; 256x128x32 and 128x256x32
- * take 150 KB, more than sm_86/sm_89 allow a block, where the plan leaves them
- * out. The rates are this rung's own, from `tiledblas-bench --tune` on the H100, the mean at
- * 4096^3 and 8192^3 in each transpose pair (docs/PERFORMANCE.md, session 6);
- * 0: not measured there, never chosen. They predate whole-sector copies at one
- * block per SM (session 18): measured again in session 19, an operand along k
- * in the wide side of the 8x16 tiles ran 4-8% above its rate here and both
- * along k 10-13%, while each storage's first-ranked shape stayed its fastest
- * or within 1% of it; the table awaits a before-and-after run of the shape
- * list. The FMAs go in zig-zag order in the
- * storages where that order ran faster in --tune at both sizes (session 15,
- * the mean of the two: 0.7-3.3% with one operand along k for the 8x16 tiles,
- * 4.7% with B along k for 128x64x8, 1.7-2.6% with neither for 128x128x8 and
- * 64x64x8; elsewhere it was even or up to 13% slower). The 8x16 tiles' rates
- * there are the old ones times what it gained. The smaller tiles keep
- * theirs: where they compete (1000^3, 1024^3), 128x64x8's raised rate won it
- * plans with K in three slices that ran 25% slower than 128x128x8's in two.
- */
+/* A row of the shape table: the ring's shape, its rates by storage and whether it needs aligned operands. */
 template <typename S>
-constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both,
-                           bool aligned_only = false)
+constexpr ShapeEntry entry(const char *name, double none, double b, double a, double both, bool aligned_only)
 {
     /* The 16- and 32-deep rings want 16 slices of K; the 8-deep ones are fine with less. */
     return {name, S::BM, S::BN, S::BK, S::MIN_BLOCKS, S::THREADS / 32, smem_bytes<S>(), S::BK >= 16 ? 16 * S::BK : 0,
@@ -620,20 +590,18 @@ constexpr ShapeEntry entry(const char *name, double none, double b, double a, do
             Multistage<S>::cluster_capacity};
 }
 
-/* Storages (bits by along_k()) in which a shape's FMAs go in zig-zag order. */
-constexpr unsigned NEITHER = 1u << 0, B_ONLY = 1u << 1, B_OR_A = 1u << 1 | 1u << 2;
+/* The storages with a flag set, as bits by along_k(): neither, B, A, both. */
+constexpr unsigned storages(bool none, bool b, bool a, bool both)
+{
+    return (none ? 1u : 0u) | (b ? 2u : 0u) | (a ? 4u : 0u) | (both ? 8u : 0u);
+}
 
-const ShapeEntry shapes[] = {
-    /* Unaligned, its 4-byte copies (32 per thread per slice) ran 4097x4095x4099 at 0.81 of cuBLAS. */
-    entry<StagedShape<256, 128, 32, 64, 64, 3, 1, true, B_OR_A>>("256x128x32", 47.7, 51.9, 48.3, 44.5, true),
-    entry<StagedShape<256, 128, 16, 64, 64, 3, 1, true, B_OR_A>>("256x128x16", 47.5, 50.5, 46.1, 42.7),
-    /* Measured with A along k only (row TT): 51.0 against 48.9 for 128x256x16 (session 6). */
-    entry<StagedShape<128, 256, 32, 64, 64, 3, 1, true, B_OR_A>>("128x256x32", 0.0, 48.1, 51.4, 0.0, true),
-    entry<StagedShape<128, 256, 16, 64, 64, 3, 1, true, B_OR_A>>("128x256x16", 48.3, 47.4, 49.7, 42.7),
-    entry<StagedShape<128, 128, 8, 64, 32, 4, 2, false, NEITHER>>("128x128x8", 46.4, 45.0, 44.9, 42.2),
-    entry<StagedShape<128, 64, 8, 64, 32, 4, 4, false, B_ONLY>>("128x64x8", 44.6, 42.8, 34.9, 31.2),
-    entry<StagedShape<64, 64, 8, 32, 32, 4, 4, false, NEITHER>>("64x64x8", 41.7, 36.0, 36.2, 29.5),
-};
+/* The tile shapes with their measured rates and zig-zag storages (tuning_sm90.h): the plan's inputs. */
+#define SHAPE(BM, BN, BK, WM, WN, STAGES, BLOCKS, SPREAD, ALIGNED_ONLY, NONE, B, A, BOTH, ...) \
+    entry<StagedShape<BM, BN, BK, WM, WN, STAGES, BLOCKS, SPREAD, storages(__VA_ARGS__)>>(     \
+        #BM "x" #BN "x" #BK, NONE, B, A, BOTH, ALIGNED_ONLY),
+const ShapeEntry shapes[] = {TB_TUNE_MULTISTAGE_SHAPES(SHAPE)};
+#undef SHAPE
 } // namespace
 
 extern "C" int tb_multistage_shape_count(void)

@@ -1,8 +1,8 @@
 /*
  * Rung 0: one thread per element of C, every operand read straight from global
- * memory (no reuse). The baseline of the design notes' table.
+ * memory (no reuse). The baseline the other rungs are measured against.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 template <bool TA, bool TB>
 __global__ void sgemm_naive(tb_gemm_args p)

@@ -9,7 +9,7 @@
  * k-slices, in tile order, are cut into `ranges` equal ranges. A range shorter
  * than a tile covers parts of at most two tiles, and the grid gets one block
  * per part (a piece), so that no block loops over tiles: a loop around the tile
- * loop cost 40 registers and spills (docs/PERFORMANCE.md, session 6).
+ * loop cost 40 registers and spilled.
  *
  * Order: the whole-tile blocks, then every piece of the tail, longest first.
  * Blocks start in index order on whichever slot frees first, so this is
@@ -34,7 +34,7 @@
 
 #include <algorithm>
 
-#include "common.cuh"
+#include "common/common.cuh"
 
 /* Ranges at most: more block slots than any GPU has (the H100: 132 of the large tiles). */
 constexpr int STREAM_K_MAX_RANGES = 512;
@@ -192,7 +192,7 @@ __host__ __device__ inline void piece_k_range(const StreamKPiece &s, int bk, int
  * Which tile of C this block computes (its first row i0 and column j0) and
  * which of K (k_begin, k_len), in a grid of tiles along m first; false: a
  * spare block past the tail's pieces. A tail piece starts and ends on the
- * tile's k-slices, the first of which holds K's ragged part (multistage.cu).
+ * tile's k-slices, the first of which holds K's ragged part (03_multistage.cu).
  */
 template <int BM, int BN, int BK>
 __device__ inline bool stream_k_block(const tb_gemm_args &p, const StreamKTail &t, int64_t &i0, int64_t &j0,

@@ -22,7 +22,7 @@
 
 #include <cooperative_groups.h>
 
-#include "common.cuh"
+#include "common/common.cuh"
 
 /* Slices of K one cluster sums at most: 8 blocks is the portable cluster size. */
 constexpr int CLUSTER_SPLIT_MAX = 8;

@@ -1,11 +1,13 @@
 /*
- * Rungs 1 and 2: the design notes' shared-memory tiling, T x T threads per
- * block, each computing one element of a T x T tile of C. Per step along K the
- * block loads a T x T tile of op(A) and of op(B) into shared memory (zero-filled
- * past the edges), synchronises, accumulates, and synchronises again before the
- * tiles are overwritten.
+ * Rung 1: the classic shared-memory tiled kernel, with T = 16 (tiled16) and
+ * T = 32 (tiled32). A block of T x T threads computes a T x T tile of C, one
+ * element per thread. Per step of K the block stages a T x T tile of op(A) and
+ * one of op(B) in shared memory (zeros past the edges) and each thread adds T
+ * products from them, between two barriers: one before the tiles are read,
+ * one before they are overwritten. Each element read from global memory
+ * serves T threads.
  */
-#include "common.cuh"
+#include "common/common.cuh"
 
 template <int T, bool TA, bool TB>
 __global__ void __launch_bounds__(T *T) sgemm_tiled(tb_gemm_args p)

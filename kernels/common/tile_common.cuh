@@ -1,5 +1,5 @@
 /*
- * What the register-tiled rungs (regtile.cu, multistage.cu) share: the warp
+ * What the register-tiled rungs (02_regtile.cu, 03_multistage.cu) share: the warp
  * and fragment layout of a block tile, the fragment loads, FMAs and C stores
  * that follow from it, and the wave heuristic that picks a tile shape per call.
  * The rungs differ in how operands reach shared memory; everything here runs on
@@ -13,8 +13,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "common.cuh"
-#include "stream_k.cuh"
+#include "common/common.cuh"
+#include "common/stream_k.cuh"
+#include "tuning_sm90.h"
 
 /* Block tile BM x BN x BK, warp tile WM x WN, and how many blocks per SM it is built for. */
 template <int BM_, int BN_, int BK_, int WM_, int WN_, int MIN_BLOCKS_>
@@ -92,7 +93,7 @@ __device__ __forceinline__ void outer_product(float (&acc)[S::TM][S::TN], const 
  * ptxas then marks 0.84 operand reads per FMA of the 8x16 tiles to come from
  * the reuse cache instead of 0.74, and register file reads cost energy: at
  * the H100's power cap those tiles run 0.7-3.3% faster with one operand
- * stored along k. Other tiles and storages gain less or lose (see multistage.cu).
+ * stored along k. Other tiles and storages gain less or lose (tuning_sm90.h).
  */
 template <typename S, bool ZIGZAG>
 __device__ __forceinline__ void outer_product_loading_next(float (&acc)[S::TM][S::TN], const float (&a)[S::TM],
@@ -190,15 +191,15 @@ static inline int l2_bytes()
 
 /*
  * The share of an SM's full rate that `warps` resident warps reach: with one
- * per scheduler (four per SM) a block's FMAs wait on its loads. On the H100
- * (docs/PERFORMANCE.md, session 13: grids of 1-4 blocks per SM, K = 2048),
- * one 4-warp block ran at 0.78-0.82 of four, two (or one of 8 warps) at
- * 0.93-0.95, three or more at the full rate.
+ * per scheduler (four per SM) a block's FMAs wait on its loads; measured in
+ * tuning_sm90.h.
  */
 static inline double occupancy_share(int warps)
 {
     const int per_scheduler = warps / 4;
-    return per_scheduler < 2 ? 0.80 : per_scheduler < 3 ? 0.94 : 1.0;
+    return per_scheduler < 2   ? TB_TUNE_SHARE_ONE_WARP_PER_SCHEDULER
+           : per_scheduler < 3 ? TB_TUNE_SHARE_TWO_WARPS_PER_SCHEDULER
+                               : 1.0;
 }
 
 /* Blocks of a bm x bn tile over C. */
@@ -270,45 +271,40 @@ static inline int along_k(const tb_gemm_args *args)
 /*
  * The plan with the least predicted time over a shape table and slices of K,
  * among the shapes this GPU has the shared memory for, that have a rate for
- * this storage (and alignment), and whose slices of K are at least min_k deep (a deep ring mostly
- * fills and drains on a short K; where no shape qualifies, depth is not
- * required). The kernel's time is that of its busiest SM: its blocks' flops
- * at the shape's rate, less where fewer blocks than it holds leave its
- * schedulers short of warps (occupancy_share), plus FILL_STEPS k-steps per
- * block for the ring's fill and drain (about the rings' depth; 1024^3 in
- * slices of 16 steps ran 25% over its flops' time), and at least
- * MIN_FILL_SECONDS in all (later blocks fill while others compute): the
- * latency of the first loads and the last stores, which the 8-deep tiles'
- * four k-steps (3 us for 128x128x8) fell short of (768^3 and 1000^3 ran
- * 5-8 us over their plans, 1000x1000x2000 took 128x128x8 in two slices,
- * 3-14% slower than the 256x128x16 plan). Charged as whole waves,
- * a grid of two 64x64 blocks per SM at 1000^3 was predicted at 120 us and
- * ran in 64.5, so the plan split it, for 69. Where C fills less than one
- * wave, a split into slices of at least MIN_K_PER_SLICE (scratch: one m x n
- * plane per slice) adds the second pass: the partial planes written and read
- * back, and C, at L2 speed where they fit in it, else at device memory speed
- * (two slices at 1000^3 cost about 9 us, where device memory speed charged
- * 17). On the H100 this took 768^3-1000^3 from 0.89-1.02 of cuBLAS to
- * 0.95-1.15, and cost 1024^3 3% and 8192x8192x256 2%. Where the GPU holds
- * all the tiles' clusters at once, the slices are summed in clusters instead
- * (cluster_split.cuh): each block parks its tile in shared memory and reads
- * as much back, at CLUSTER_SUM_BYTES_PER_SECOND per SM (about 2 us for a
- * 128x128 tile; the pass cost 6). Past one wave, a
- * stream-K tail replaces the last wave by its longest range of k-slices,
- * plus TAIL_EXTRA_SLICES for the pieces' ring fill and partial tiles, plus
- * TAIL_SLACK of a tile: what the longest-first schedule left unbalanced on
- * the H100 (0.1-0.4 of a tile over six sizes, SMs differing in speed). So a
- * mostly full last wave (4096^3: 0.88) keeps whole tiles, which measured 0.6%
- * faster there. Ties go to the earlier
- * shape and the fewer slices, and to no tail.
+ * this storage (and alignment), and whose slices of K are at least min_k deep
+ * (a deep ring mostly fills and drains on a short K; where no shape
+ * qualifies, depth is not required). A plan is charged, at the costs
+ * tuning_sm90.h gives with what measured them (TB_TUNE_...):
+ *  - the time of the kernel's busiest SM: its blocks' flops at the shape's
+ *    rate, less where fewer blocks than it holds leave its schedulers short
+ *    of warps (occupancy_share). Charged as whole waves instead, a grid of
+ *    two 64x64 blocks per SM at 1000^3 was predicted at 120 us and ran in
+ *    64.5, so the plan split it, for 69;
+ *  - the ring's fill and drain, FILL_STEPS k-steps per block and at least
+ *    MIN_FILL_SECONDS in all;
+ *  - where C fills less than one wave and K is split into slices of at least
+ *    MIN_K_PER_SLICE (scratch: one m x n plane per slice), the second pass:
+ *    the partial planes written and read back, and C, at L2 speed where they
+ *    fit in it, else at device memory speed. On the H100 these rules run
+ *    768^3-1000^3 at 0.95-1.15 of cuBLAS, where whole waves and device memory
+ *    speed ran them at 0.89-1.02, for 3% at 1024^3 and 2% at 8192x8192x256;
+ *  - where the GPU holds all the tiles' clusters at once, the slices summed in
+ *    clusters instead (cluster_split.cuh), at CLUSTER_SUM_BYTES_PER_SECOND
+ *    per SM;
+ *  - past one wave, a stream-K tail in place of the last wave: its longest
+ *    range of k-slices, plus TAIL_EXTRA_SLICES, plus TAIL_SLACK of a tile.
+ * Ties go to the earlier shape and the fewer slices, and to no tail.
  */
 template <int N>
 Plan fastest_plan(const ShapeEntry (&shapes)[N], const tb_gemm_args *args)
 {
-    /* Slices down to 256 deep (1024 before) took 1024^3 from 0.92 to 1.03-1.06 of cuBLAS on the H100. */
-    constexpr int64_t MIN_K_PER_SLICE = 256, MAX_SPLITS = TB_MAX_SPLITS, TAIL_EXTRA_SLICES = 4, FILL_STEPS = 4;
-    constexpr double SPLIT_BYTES_PER_SECOND = 2e12, SPLIT_L2_BYTES_PER_SECOND = 7e12, SPLIT_LAUNCH_SECONDS = 3e-6,
-                     TAIL_SLACK = 0.15, CLUSTER_SUM_BYTES_PER_SECOND = 1e11, MIN_FILL_SECONDS = 7e-6;
+    constexpr int64_t MAX_SPLITS = TB_MAX_SPLITS, MIN_K_PER_SLICE = TB_TUNE_MIN_K_PER_SLICE,
+                      FILL_STEPS = TB_TUNE_FILL_STEPS, TAIL_EXTRA_SLICES = TB_TUNE_TAIL_EXTRA_SLICES;
+    constexpr double MIN_FILL_SECONDS = TB_TUNE_MIN_FILL_SECONDS, TAIL_SLACK = TB_TUNE_TAIL_SLACK,
+                     SPLIT_BYTES_PER_SECOND = TB_TUNE_SPLIT_BYTES_PER_SECOND,
+                     SPLIT_L2_BYTES_PER_SECOND = TB_TUNE_SPLIT_L2_BYTES_PER_SECOND,
+                     SPLIT_LAUNCH_SECONDS = TB_TUNE_SPLIT_LAUNCH_SECONDS,
+                     CLUSTER_SUM_BYTES_PER_SECOND = TB_TUNE_CLUSTER_SUM_BYTES_PER_SECOND;
     const int64_t sms = sm_count();
     const int storage = along_k(args);
     const double plane_bytes = (double)args->m * args->n * sizeof(float);
