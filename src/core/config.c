@@ -1,6 +1,7 @@
 /* Run-time configuration: the TILEDBLAS_* environment variables, read once. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -58,7 +59,7 @@ static void read_environment(void)
     config.verbose = verbose ? atoi(verbose) : 0;
 
     const char *kernel = getenv("TILEDBLAS_KERNEL");
-    config.kernel = kernel && *kernel ? kernel : NULL;
+    snprintf(config.kernel, sizeof config.kernel, "%s", kernel ? kernel : "");
 
     config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS);
     config.pipeline_min_flops =

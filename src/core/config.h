@@ -10,7 +10,7 @@
 typedef struct tb_config {
     atomic_int device;    /* tiledblas_device; tiledblas_set_device changes it while other threads call */
     int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
-    const char *kernel;   /* TILEDBLAS_KERNEL as given, resolved by the GPU layer; NULL: the default */
+    char kernel[32];      /* TILEDBLAS_KERNEL as given, resolved by the GPU layer; "": the default */
     double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
     double pipeline_min_flops; /* host operands: smallest 2*m*n*k that is pipelined */
     int pinned_mb;        /* cap on pinned staging memory */

@@ -17,8 +17,8 @@
  * path's samples are reset counts as a fresh one; neither costs more than a
  * call per thread.
  */
-#ifndef TILEDBLAS_CROSSOVER_H
-#define TILEDBLAS_CROSSOVER_H
+#ifndef TILEDBLAS_DISPATCH_CROSSOVER_H
+#define TILEDBLAS_DISPATCH_CROSSOVER_H
 
 #include <stddef.h>
 
@@ -85,4 +85,4 @@ void tb_crossover_measured(tb_crossover_class *cls, int path, int trial, int fai
 /* The class's state in a line: its calls per path and their median ratio; 0 if it saw no call. */
 int tb_crossover_describe(const tb_crossover_class *cls, int index, char *text, size_t size);
 
-#endif /* TILEDBLAS_CROSSOVER_H */
+#endif /* TILEDBLAS_DISPATCH_CROSSOVER_H */

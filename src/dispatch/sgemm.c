@@ -23,8 +23,8 @@
  */
 static int straight_to_cpu(const tb_config *config, const tb_call *call)
 {
-    if (config->verbose > 0 ||
-        !tb_small_call(call->m, call->n, call->k, call->alpha, config->gpu_min_flops, &config->device))
+    if (config->verbose > 0 || !tb_small_call(call->m, call->n, call->k, call->alpha, config->gpu_min_flops,
+                                              atomic_load_explicit(&config->device, memory_order_relaxed)))
         return 0;
     tb_certain_host host;
     tb_certain_host_ranges(&host);
@@ -43,8 +43,8 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
-    const tb_residency where =
-        tb_find_residency(call, reads_ab, tb_below_gpu_floor(call->m, call->n, call->k, config->gpu_min_flops));
+    const int below_floor = tb_below_gpu_floor(call->m, call->n, call->k, config->gpu_min_flops);
+    const tb_residency where = tb_find_residency(call, reads_ab, below_floor);
     const int in_place = where.mask && tb_gpu_usable() && where.device == tb_gpu_device();
     if (where.mask && !in_place && !where.cpu_readable) {
         tb_warn("operands in device memory that the GPU path cannot use (%s); C was not updated",
@@ -76,7 +76,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
             TB_WARN_ONCE("the GPU path is forced (TILEDBLAS_DEVICE=gpu or tiledblas_set_device) but no GPU "
                          "is usable (%s); using the CPU BLAS",
                          tb_gpu_unusable_reason());
-    } else if (tb_small_call(call->m, call->n, call->k, call->alpha, config->gpu_min_flops, &config->device)) {
+    } else if (tb_small_call(call->m, call->n, call->k, call->alpha, config->gpu_min_flops, device)) {
         use_gpu = 0; /* never pays for the GPU: no model, and CUDA is not started */
         reason = "small";
     } else {

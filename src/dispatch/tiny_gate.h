@@ -52,7 +52,8 @@ static inline int tb_tiny_goes_straight(int row_major, int trans_a, int trans_b,
                                         const float *a, int lda, const float *b, int ldb, const float *c, int ldc)
 {
     if (!atomic_load_explicit(&tb_tiny.open, memory_order_acquire) ||
-        !tb_small_call(m, n, k, alpha, tb_tiny.gpu_min_flops, tb_tiny.device))
+        !tb_small_call(m, n, k, alpha, tb_tiny.gpu_min_flops,
+                       atomic_load_explicit(tb_tiny.device, memory_order_relaxed)))
         return 0;
     const tb_host_range heap = {tb_tiny.heap_start, (uintptr_t)__atomic_load_n(&__curbrk, __ATOMIC_RELAXED)};
     /* A row-major operand is stored as its transpose: rows of op(A) are inner unless exactly one applies. */

@@ -54,11 +54,12 @@ static void after_fork_in_child(void)
     atomic_store(&gpu.usable, 0);
 }
 
-/* TILEDBLAS_KERNEL's rung, or the default with a warning for a name the ladder does not have. */
+/* TILEDBLAS_KERNEL's rung, or the default with a warning for a name the ladder does not have: asked
+ * once, where a GPU is usable, since only there does the kernel matter. */
 static int configured_kernel(void)
 {
     const char *name = tb_config_get()->kernel;
-    if (!name)
+    if (!name[0])
         return TB_KERNEL_DEFAULT;
     const int id = tb_kernel_from_name(name);
     if (id >= 0)
@@ -69,7 +70,6 @@ static int configured_kernel(void)
 
 static void init_gpu(void)
 {
-    gpu.kernel = configured_kernel();
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess) {
@@ -94,6 +94,7 @@ static void init_gpu(void)
     /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
      * out-of-core call takes nearly all of it) would starve the application's own allocations. */
     gpu.kept_workspace_bytes = total_bytes / 4;
+    gpu.kernel = configured_kernel();
     pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store(&gpu.usable, 1);
 }

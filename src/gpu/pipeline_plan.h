@@ -2,7 +2,8 @@
  * How the pipelined path cuts a call (pipeline.h): slots of pinned staging,
  * panels of C's columns, row blocks, and the slices of K of the first panels.
  * Shared by pipeline_plan.c, which plans a call within the memory budgets,
- * and pipeline.c, which runs it; nothing else includes it.
+ * and pipeline_steps.c and pipeline.c, which run it; nothing outside the
+ * pipelined path includes it.
  */
 #ifndef TILEDBLAS_GPU_PIPELINE_PLAN_H
 #define TILEDBLAS_GPU_PIPELINE_PLAN_H
