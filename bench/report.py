@@ -882,12 +882,11 @@ def main():
     repo = os.path.abspath(args.repo)
     results = os.path.join(repo, RESULTS)
     given = os.path.abspath(args.results)
+    for name in ("bench.csv", "environment.txt"):  # both, so that the data and its description match
+        if not os.path.exists(os.path.join(given, name)):
+            sys.exit(f"report.py: {os.path.join(given, name)} not found")
     for name in ("bench.csv", "environment.txt"):
         src = os.path.join(given, name)
-        if not os.path.exists(src):
-            if name == "bench.csv":
-                sys.exit(f"report.py: {src} not found")
-            continue
         if os.path.realpath(given) != os.path.realpath(results):
             os.makedirs(results, exist_ok=True)
             shutil.copyfile(src, os.path.join(results, name))

@@ -119,20 +119,6 @@ all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pagea
     e2e-threads timeline policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
     kernel-trans-col tune)
 
-# Results add up over runs of one commit; another commit's are discarded.
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD 2>/dev/null || commit+=" (with uncommitted changes)"
-mkdir -p "$PARTS"
-if ((fresh)) || [[ $(cat "$PARTS/commit" 2>/dev/null) != "$commit" ]]; then
-    rm -f "$PARTS"/*.csv "$PARTS/groups" "$OUT/bench.csv" "$OUT/ctest.log" "$OUT/sanitize.log"
-    : >"$LOG"
-fi
-echo "$commit" >"$PARTS/commit"
-# The step groups run on this commit so far, in their usual order: the command that redoes them all.
-for g in test bench policy shapes tune sanitize; do
-    [[ " $steps $(cat "$PARTS/groups" 2>/dev/null) " == *" $g "* ]] && echo "$g"
-done | paste -sd ' ' - >"$PARTS/groups.new"
-mv "$PARTS/groups.new" "$PARTS/groups"
 : >"$OUT/build.log"
 
 want() { [[ " $steps " == *" $1 "* ]]; }
@@ -179,8 +165,14 @@ bench() {
         not_run+=("$name (not built)")
         return
     fi
-    rm -f "$PARTS/$name.csv"
-    step "$name" "$budget" "$LOG" env ${envs[@]+"${envs[@]}"} "$BENCH" "$@" --csv "$PARTS/$name.csv"
+    # A step not started (the deadline) keeps an earlier run's result; one that ran replaces it.
+    local not_started=${#not_run[@]}
+    rm -f "$PARTS/$name.csv.new"
+    step "$name" "$budget" "$LOG" env ${envs[@]+"${envs[@]}"} "$BENCH" "$@" --csv "$PARTS/$name.csv.new"
+    if ((${#not_run[@]} == not_started)); then
+        rm -f "$PARTS/$name.csv"
+        [[ -e $PARTS/$name.csv.new ]] && mv "$PARTS/$name.csv.new" "$PARTS/$name.csv"
+    fi
     echo >>"$LOG"
 }
 
@@ -203,6 +195,7 @@ sanitize() {
 
 # ---- OpenBLAS: which library, and which of its cores runs --------------------
 
+ldconfig=$(command -v ldconfig || echo /sbin/ldconfig) # /sbin is not on every user's PATH
 openblas_from=
 if [[ -n ${OPENBLAS_LIB:-} ]]; then
     openblas_from="OPENBLAS_LIB"
@@ -216,7 +209,7 @@ elif libdir=$(pkg-config --variable=libdir openblas 2>/dev/null) && [[ -n $libdi
     done
 fi
 if [[ -z $openblas_from ]]; then
-    OPENBLAS_LIB=$(ldconfig -p 2>/dev/null | awk '$1 == "libopenblas.so.0" { print $NF; exit }')
+    OPENBLAS_LIB=$("$ldconfig" -p 2>/dev/null | awk '$1 == "libopenblas.so.0" { print $NF; exit }')
     OPENBLAS_LIB=${OPENBLAS_LIB:-libopenblas.so.0}
     openblas_from="the loader (libopenblas.so.0)"
 fi
@@ -299,7 +292,7 @@ if [[ -z $nvblas ]]; then
     done
 fi
 if [[ -z $nvblas ]]; then
-    nvblas=$(ldconfig -p 2>/dev/null | awk '$1 ~ /^libnvblas\.so/ { print $NF; exit }')
+    nvblas=$("$ldconfig" -p 2>/dev/null | awk '$1 ~ /^libnvblas\.so/ { print $NF; exit }')
 fi
 nvblas_config="not measured (no libnvblas.so found; set NVBLAS_LIB)"
 if [[ -n $nvblas ]]; then
@@ -307,6 +300,38 @@ if [[ -n $nvblas ]]; then
         "$BUILD/nvblas.log" "$OPENBLAS_LIB" >"$OUT/nvblas.conf"
     nvblas_config=$(grep -v '^NVBLAS_LOGFILE' "$OUT/nvblas.conf" | paste -sd ';' - | sed 's/;/; /g')
 fi
+
+# ---- results of earlier runs -------------------------------------------------------
+
+# Results add up over runs of one tree in one environment: the same commit and
+# uncommitted changes, host, GPUs and driver, OpenBLAS and the core it runs,
+# NVBLAS, and the TILEDBLAS_*, OPENBLAS_* and NVBLAS_* variables. Any other
+# run's are discarded, so that environment.txt describes every row of bench.csv.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if ! git diff --quiet HEAD 2>/dev/null; then
+    commit+=" (with uncommitted changes $(git diff HEAD 2>/dev/null | cksum | cut -d' ' -f1))"
+fi
+run_key=$(
+    echo "commit $commit"
+    echo "host $(uname -n) $(nproc)"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
+    echo "openblas $openblas_file $core_used"
+    echo "nvblas ${nvblas:-none}"
+    env | grep -E '^(TILEDBLAS|OPENBLAS|NVBLAS)_' | sort
+)
+mkdir -p "$PARTS"
+if ((fresh)) || [[ $(cat "$PARTS/key" 2>/dev/null) != "$run_key" ]]; then
+    [[ -e $PARTS/key ]] && ! ((fresh)) &&
+        echo "bench/suite.sh: results in $OUT are of another tree or environment: discarded" >&2
+    rm -f "$PARTS"/*.csv "$PARTS/groups" "$OUT/bench.csv" "$OUT/ctest.log" "$OUT/sanitize.log"
+    : >"$LOG"
+fi
+echo "$run_key" >"$PARTS/key"
+# The step groups run in this tree and environment so far, in their usual order: the command that redoes them all.
+for g in test bench policy shapes tune sanitize; do
+    [[ " $steps $(cat "$PARTS/groups" 2>/dev/null) " == *" $g "* ]] && echo "$g"
+done | paste -sd ' ' - >"$PARTS/groups.new"
+mv "$PARTS/groups.new" "$PARTS/groups"
 
 # ---- configure and build -------------------------------------------------------
 
