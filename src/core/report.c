@@ -1,15 +1,25 @@
 /* Warnings, the per-call trace (TILEDBLAS_VERBOSE=2) and the totals the exit summary prints (>= 1). */
-#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "core/report.h"
 
+/*
+ * Lock-free, so that a child forked while another thread was accounting a
+ * call can account its own: a lock held at the fork would stay held there.
+ */
 static struct {
-    pthread_mutex_t lock;
-    unsigned long calls[2]; /* [0] cpu, [1] gpu */
-    double gflop[2];
-} totals = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    atomic_ulong calls[2]; /* [0] cpu, [1] gpu */
+    _Atomic double gflop[2];
+} totals;
+
+static void add(_Atomic double *sum, double x)
+{
+    double old = atomic_load_explicit(sum, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(sum, &old, old + x, memory_order_relaxed, memory_order_relaxed))
+        ;
+}
 
 void tb_warn(const char *fmt, ...)
 {
@@ -26,10 +36,8 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
                      int verbose)
 {
     const double gflop = 2e-9 * call->m * call->n * call->k;
-    pthread_mutex_lock(&totals.lock);
-    totals.calls[on_gpu]++;
-    totals.gflop[on_gpu] += gflop;
-    pthread_mutex_unlock(&totals.lock);
+    atomic_fetch_add_explicit(&totals.calls[on_gpu], 1, memory_order_relaxed);
+    add(&totals.gflop[on_gpu], gflop);
     if (verbose < 2)
         return;
     const double seconds = tb_seconds_now() - start;
@@ -44,8 +52,8 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
             seconds * 1e3, seconds > 0 ? gflop / seconds : 0.0);
 }
 
-/* Read without the lock: at exit, in a child forked while another thread held it, it stays held. */
 tb_totals tb_report_totals(void)
 {
-    return (tb_totals){{totals.calls[0], totals.calls[1]}, {totals.gflop[0], totals.gflop[1]}};
+    return (tb_totals){{atomic_load(&totals.calls[0]), atomic_load(&totals.calls[1])},
+                       {atomic_load(&totals.gflop[0]), atomic_load(&totals.gflop[1])}};
 }
