@@ -1,4 +1,6 @@
 /* Run-time configuration: the TILEDBLAS_* environment variables, read once. */
+#include <float.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,18 +31,36 @@ static tb_config config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static atomic_int config_read;
 
-static double env_number(const char *name, double fallback)
+/* The most a count may be: beyond these no value means anything more (copy threads stop at 16). */
+#define MOST_MB (1 << 22)
+#define MOST_THREADS 4096
+#define MOST_VERBOSE 1000
+
+/*
+ * A number from the environment: finite, at least 0, at most `most`, and
+ * whole where a count is meant; anything else is ignored with one warning
+ * that names the variable and the default used instead.
+ */
+static double env_number(const char *name, double fallback, double most, int whole)
 {
     const char *text = getenv(name);
     if (!text || !*text)
         return fallback;
     char *end;
-    double value = strtod(text, &end);
-    if (*end != '\0' || value < 0) {
-        tb_warn("ignoring %s=%s (expected a non-negative number)", name, text);
-        return fallback;
-    }
-    return value;
+    const double value = strtod(text, &end);
+    if (end != text && *end == '\0' && isfinite(value) && value >= 0 && value <= most &&
+        (!whole || value == floor(value)))
+        return value;
+    if (whole)
+        tb_warn("ignoring %s=%s (expected a whole number from 0 to %.0f); using %g", name, text, most, fallback);
+    else
+        tb_warn("ignoring %s=%s (expected a finite number, at least 0); using %g", name, text, fallback);
+    return fallback;
+}
+
+static int env_count(const char *name, int fallback, int most)
+{
+    return (int)env_number(name, fallback, most, 1);
 }
 
 static void read_environment(void)
@@ -55,18 +75,17 @@ static void read_environment(void)
             tb_warn("ignoring TILEDBLAS_DEVICE=%s (expected auto, gpu or cpu)", device);
     }
 
-    const char *verbose = getenv("TILEDBLAS_VERBOSE");
-    config.verbose = verbose ? atoi(verbose) : 0;
+    config.verbose = env_count("TILEDBLAS_VERBOSE", 0, MOST_VERBOSE);
 
     const char *kernel = getenv("TILEDBLAS_KERNEL");
     snprintf(config.kernel, sizeof config.kernel, "%s", kernel ? kernel : "");
 
-    config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS);
+    config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS, DBL_MAX, 0);
     config.pipeline_min_flops =
-        env_number("TILEDBLAS_PIPELINE_MIN_FLOPS", TB_DEFAULT_PIPELINE_MIN_FLOPS);
-    config.pinned_mb = (int)env_number("TILEDBLAS_PINNED_MB", TB_DEFAULT_PINNED_MB);
-    config.device_mb = (int)env_number("TILEDBLAS_DEVICE_MB", 0);
-    config.copy_threads = (int)env_number("TILEDBLAS_COPY_THREADS", 0);
+        env_number("TILEDBLAS_PIPELINE_MIN_FLOPS", TB_DEFAULT_PIPELINE_MIN_FLOPS, DBL_MAX, 0);
+    config.pinned_mb = env_count("TILEDBLAS_PINNED_MB", TB_DEFAULT_PINNED_MB, MOST_MB);
+    config.device_mb = env_count("TILEDBLAS_DEVICE_MB", 0, MOST_MB);
+    config.copy_threads = env_count("TILEDBLAS_COPY_THREADS", 0, MOST_THREADS);
     atomic_store_explicit(&config_read, 1, memory_order_release);
 }
 
