@@ -44,14 +44,8 @@ int main(void)
     tb_rng_seed(&rng, 77);
 
     tb_tally_record(&tally, one_case(&rng, "parent before fork") == 0, "parent before fork");
-    fflush(NULL);
-    const pid_t child = fork();
-    if (child < 0) {
-        perror("fork");
-        return 1;
-    }
+    const pid_t child = tb_fork_child(CHILD_SECONDS);
     if (child == 0) {
-        alarm(CHILD_SECONDS);
         size_t problems = 0;
         for (int i = 0; i < 3; i++)
             problems += one_case(&rng, "child");

@@ -6,6 +6,7 @@
  * with TILEDBLAS_VERBOSE=1 (every call is accounted) and the built-in CPU loop,
  * so that only the library's own state is tested, not the CPU BLAS's.
  */
+#include "testutil.h"
 #include "tiledblas.h"
 
 #include <pthread.h>
@@ -58,16 +59,9 @@ int main(void)
         }
     int hung = 0, wrong = 0;
     for (int f = 0; f < FORKS; f++) {
-        fflush(NULL);
-        const pid_t child = fork();
-        if (child < 0) {
-            perror("fork");
-            return 1;
-        }
-        if (child == 0) {
-            alarm(CHILD_SECONDS);
+        const pid_t child = tb_fork_child(CHILD_SECONDS);
+        if (child == 0)
             _exit(tiny_call() ? 0 : 1);
-        }
         int status = 0;
         if (waitpid(child, &status, 0) != child) {
             perror("waitpid");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SENTINEL_BITS 0x7fc5a5a5u
 #define MAX_REPORTS 5
@@ -365,4 +366,17 @@ void tb_skip_if_forced_gpu_missing(void)
         printf("SKIP: TILEDBLAS_DEVICE=gpu but no usable GPU\n");
         exit(77);
     }
+}
+
+pid_t tb_fork_child(unsigned seconds)
+{
+    fflush(NULL);
+    const pid_t child = fork();
+    if (child < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (child == 0)
+        alarm(seconds);
+    return child;
 }

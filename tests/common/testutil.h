@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define TB_ROW_MAJOR 101
 #define TB_COL_MAJOR 102
@@ -131,5 +132,9 @@ int tb_tally_report(const tb_tally *tally);
 
 /* TILEDBLAS_DEVICE=gpu without a usable GPU makes the run meaningless: exits 77 (skipped). */
 void tb_skip_if_forced_gpu_missing(void);
+
+/* fork() with stdio flushed first (exits 1 if it fails); the child is killed by SIGALRM after
+ * `seconds`, so that a hung child is a failure, not a stuck test run. */
+pid_t tb_fork_child(unsigned seconds);
 
 #endif /* TB_TESTUTIL_H */
