@@ -41,9 +41,14 @@ static atomic_int config_read;
  * whole where a count is meant; anything else is ignored with one warning
  * that names the variable and the default used instead.
  */
+const char *tb_env(const char *name)
+{
+    return secure_getenv(name);
+}
+
 static double env_number(const char *name, double fallback, double most, int whole)
 {
-    const char *text = getenv(name);
+    const char *text = tb_env(name);
     if (!text || !*text)
         return fallback;
     char *end;
@@ -65,7 +70,7 @@ static int env_count(const char *name, int fallback, int most)
 
 static void read_environment(void)
 {
-    const char *device = getenv("TILEDBLAS_DEVICE");
+    const char *device = tb_env("TILEDBLAS_DEVICE");
     if (device && *device) {
         if (strcasecmp(device, "gpu") == 0)
             atomic_store(&config.device, TILEDBLAS_DEVICE_GPU);
@@ -77,7 +82,7 @@ static void read_environment(void)
 
     config.verbose = env_count("TILEDBLAS_VERBOSE", 0, MOST_VERBOSE);
 
-    const char *kernel = getenv("TILEDBLAS_KERNEL");
+    const char *kernel = tb_env("TILEDBLAS_KERNEL");
     snprintf(config.kernel, sizeof config.kernel, "%s", kernel ? kernel : "");
 
     config.gpu_min_flops = env_number("TILEDBLAS_GPU_MIN_FLOPS", TB_DEFAULT_GPU_MIN_FLOPS, DBL_MAX, 0);

@@ -19,6 +19,13 @@ typedef struct tb_config {
 } tb_config;
 
 TB_TINY_PATH const tb_config *tb_config_get(void);
+/*
+ * A TILEDBLAS_* variable, or NULL. In secure-execution mode (a setuid or
+ * setgid program, or one with file capabilities) there are none, as the loader
+ * ignores LD_PRELOAD and LD_LIBRARY_PATH there: they could name a library to
+ * load with the program's privileges.
+ */
+const char *tb_env(const char *name);
 /* Sets the path for calls on host memory (config->device); returns the previous one. */
 tiledblas_device tb_config_set_device(tiledblas_device device);
 

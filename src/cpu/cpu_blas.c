@@ -18,6 +18,7 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "core/config.h"
 #include "core/report.h"
 #include "cpu/cpu_blas.h"
 
@@ -95,7 +96,7 @@ static void find_backend(void)
 {
     if (use_symbol(dlsym(RTLD_NEXT, "sgemm_"), "sgemm_"))
         return;
-    const char *requested = getenv("TILEDBLAS_CPU_BLAS");
+    const char *requested = tb_env("TILEDBLAS_CPU_BLAS");
     if (requested && *requested) {
         if (strcmp(requested, "builtin") == 0) {
             snprintf(backend.name, sizeof backend.name, "builtin");
