@@ -36,16 +36,16 @@ static atomic_int config_read;
 #define MOST_THREADS 4096
 #define MOST_VERBOSE 1000
 
-/*
- * A number from the environment: finite, at least 0, at most `most`, and
- * whole where a count is meant; anything else is ignored with one warning
- * that names the variable and the default used instead.
- */
 const char *tb_env(const char *name)
 {
     return secure_getenv(name);
 }
 
+/*
+ * A number from the environment: finite, at least 0, at most `most`, and
+ * whole where a count is meant; anything else is ignored with one warning
+ * that names the variable and the default used instead.
+ */
 static double env_number(const char *name, double fallback, double most, int whole)
 {
     const char *text = tb_env(name);
