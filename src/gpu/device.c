@@ -1,9 +1,10 @@
 /*
  * The GPU's set-up and the CUDA driver: whether a GPU is usable and why not,
+ * starting CUDA (again, after a failure that may pass: start_retry.c),
  * disabling it after an error it cannot recover from, a forked child's view
  * of it, where a pointer lives, and the application's current context, which
- * every call saves and puts back. Nothing here runs before the first
- * GPU-eligible call.
+ * every call, start-up included, saves and puts back. Nothing here runs
+ * before the first GPU-eligible call.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -15,15 +16,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/call.h"
 #include "core/config.h"
 #include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/lanes.h"
+#include "gpu/start_retry.h"
 #include "kernels.h"
 
 static struct {
-    pthread_once_t once;
+    pthread_mutex_t starting;
     atomic_int usable;
+    atomic_int settled; /* started, or failed for good: no further attempt */
+    int failures;       /* start-up attempts that failed (under `starting`) */
+    cudaError_t last_failure;
+    double last_failure_time;
     char why_not[160];
     int device;
     int kernel;                  /* tb_kernel_id */
@@ -32,7 +39,7 @@ static struct {
     cudaStream_t stream;         /* the direct path's, on the first lane */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.once = PTHREAD_ONCE_INIT};
+} gpu = {.starting = PTHREAD_MUTEX_INITIALIZER};
 
 void tb_gpu_disable(const char *what, cudaError_t status)
 {
@@ -49,9 +56,11 @@ void tb_gpu_disable(const char *what, cudaError_t status)
 static void after_fork_in_child(void)
 {
     tb_lanes_after_fork();
-    if (atomic_load(&gpu.usable))
+    pthread_mutex_init(&gpu.starting, NULL);
+    if (atomic_load(&gpu.usable) || !gpu.why_not[0])
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
+    atomic_store(&gpu.settled, 1);
 }
 
 /* TILEDBLAS_KERNEL's rung, or the default with a warning for a name the ladder does not have: asked
@@ -68,40 +77,82 @@ static int configured_kernel(void)
     return TB_KERNEL_DEFAULT;
 }
 
-static void init_gpu(void)
+static void register_fork_handler(void)
 {
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+/* One attempt, the calling thread's current context saved and put back: CUDA started inside a call must
+ * leave the application's context as it was. The reason of a failure is kept. */
+static cudaError_t start_gpu(void)
+{
+    tb_gpu_context saved;
+    tb_gpu_context_save(&saved);
     int count = 0;
     cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        tb_gpu_disable("no CUDA device", status);
-        return;
-    }
-    if (count == 0) {
-        snprintf(gpu.why_not, sizeof gpu.why_not, "no CUDA device");
-        return;
-    }
+    const char *what = "CUDA initialisation failed";
+    if (status == cudaSuccess && count == 0)
+        status = cudaErrorNoDevice;
+    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
+        what = "no CUDA device";
     int pitch = 0;
     size_t free_bytes = 0, total_bytes = 0;
-    if ((status = cudaGetDevice(&gpu.device)) != cudaSuccess ||
-        (status = cudaSetDevice(gpu.device)) != cudaSuccess ||
-        (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) != cudaSuccess ||
-        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking)) != cudaSuccess) {
-        tb_gpu_disable("CUDA initialisation failed", status);
-        return;
+    if (status == cudaSuccess && (status = cudaGetDevice(&gpu.device)) == cudaSuccess &&
+        (status = cudaSetDevice(gpu.device)) == cudaSuccess &&
+        (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) == cudaSuccess &&
+        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) == cudaSuccess)
+        status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking);
+    tb_gpu_context_restore(&saved);
+    if (status != cudaSuccess) {
+        cudaGetLastError(); /* not the next call's */
+        snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
+        return status;
     }
     gpu.max_pitch = (size_t)pitch;
     /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
      * out-of-core call takes nearly all of it) would starve the application's own allocations. */
     gpu.kept_workspace_bytes = total_bytes / 4;
+    gpu.why_not[0] = '\0';
     gpu.kernel = configured_kernel();
-    pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store(&gpu.usable, 1);
+    return cudaSuccess;
+}
+
+/* The first call that wants the GPU starts CUDA; a failure that may pass is tried again later. */
+static void try_start(void)
+{
+    static pthread_once_t fork_handler = PTHREAD_ONCE_INIT;
+    pthread_mutex_lock(&gpu.starting);
+    if (!atomic_load(&gpu.settled)) {
+        const tb_start_retry retry =
+            gpu.failures ? tb_gpu_start_retry(gpu.failures, gpu.last_failure,
+                                              tb_seconds_now() - gpu.last_failure_time)
+                         : TB_START_NOW;
+        if (retry == TB_START_NOW) {
+            pthread_once(&fork_handler, register_fork_handler);
+            const cudaError_t status = start_gpu();
+            if (status == cudaSuccess) {
+                atomic_store(&gpu.settled, 1);
+            } else {
+                gpu.failures++;
+                gpu.last_failure = status;
+                gpu.last_failure_time = tb_seconds_now();
+                if (tb_gpu_start_retry(gpu.failures, status, 0.0) == TB_START_NEVER)
+                    atomic_store(&gpu.settled, 1);
+            }
+        } else if (retry == TB_START_NEVER) {
+            atomic_store(&gpu.settled, 1);
+        }
+    }
+    pthread_mutex_unlock(&gpu.starting);
 }
 
 int tb_gpu_usable(void)
 {
-    pthread_once(&gpu.once, init_gpu);
+    if (atomic_load(&gpu.usable))
+        return 1;
+    if (!atomic_load(&gpu.settled))
+        try_start();
     return atomic_load(&gpu.usable);
 }
 
@@ -150,29 +201,37 @@ int tb_process_has_cuda(void)
 /*
  * The driver's own entry points, from the libcuda.so.1 the process has loaded:
  * they answer where our runtime cannot start (a driver older than it), create
- * no context, and save and restore the application's current context.
+ * no context, and save and restore the application's current context. Looked
+ * up until found: before CUDA starts the driver may not be loaded yet.
  */
 static struct {
-    pthread_once_t once;
+    pthread_mutex_t lock;
+    atomic_int found;
     CUresult (*pointer_attributes)(unsigned count, CUpointer_attribute *attributes, void **data,
                                    CUdeviceptr ptr);
     CUresult (*get_current)(CUcontext *context);
     CUresult (*set_current)(CUcontext context);
-} driver = {.once = PTHREAD_ONCE_INIT};
+} driver = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void find_driver(void)
+/* Whether the driver's entry points are known; the handle is kept, so they stay valid. */
+static int have_driver(void)
 {
-    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!handle)
-        return;
-    *(void **)&driver.pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
-    *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
-    *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
+    if (atomic_load_explicit(&driver.found, memory_order_acquire))
+        return 1;
+    pthread_mutex_lock(&driver.lock);
+    void *handle = atomic_load(&driver.found) ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (handle) {
+        *(void **)&driver.pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
+        *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
+        *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
+        atomic_store_explicit(&driver.found, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&driver.lock);
+    return atomic_load_explicit(&driver.found, memory_order_acquire);
 }
 
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
 {
-    pthread_once(&driver.once, find_driver);
     unsigned type = 0, managed = 0;
     int ordinal = -1;
     /* One query per pointer (this runs on every call): a pointer the driver does not
@@ -180,7 +239,7 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *values[3] = {&type, &managed, &ordinal};
-    if (!p || !driver.pointer_attributes ||
+    if (!p || !have_driver() || !driver.pointer_attributes ||
         driver.pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return TB_MEM_HOST;
     *device = ordinal;
@@ -214,16 +273,24 @@ cudaStream_t tb_gpu_stream(void)
     return gpu.stream;
 }
 
+/* Before CUDA is started, or before the driver is even loaded, no context is current on the thread:
+ * after the call none may be. */
 void tb_gpu_context_save(tb_gpu_context *context)
 {
-    pthread_once(&driver.once, find_driver);
     CUcontext current = NULL;
-    context->saved = driver.get_current && driver.set_current && driver.get_current(&current) == CUDA_SUCCESS;
+    if (!have_driver()) {
+        context->saved = 1;
+    } else {
+        const CUresult status = driver.get_current ? driver.get_current(&current) : CUDA_ERROR_NOT_FOUND;
+        context->saved = status == CUDA_SUCCESS || status == CUDA_ERROR_NOT_INITIALIZED;
+        if (status != CUDA_SUCCESS)
+            current = NULL;
+    }
     context->context = current;
 }
 
 void tb_gpu_context_restore(const tb_gpu_context *context)
 {
-    if (context->saved)
+    if (context->saved && have_driver() && driver.set_current)
         driver.set_current((CUcontext)context->context);
 }
