@@ -2,9 +2,9 @@
  * The GPU's set-up and the CUDA driver: whether a GPU is usable and why not,
  * starting CUDA (again, after a failure that may pass: start_retry.c),
  * disabling it after an error it cannot recover from, a forked child's view
- * of it, where a pointer lives, and the application's current context, which
- * every call, start-up included, saves and puts back. Nothing here runs
- * before the first GPU-eligible call.
+ * of it, the state of each device a call runs on, where a pointer lives, and
+ * the application's current context, which every call, start-up included,
+ * saves and puts back. Nothing here runs before the first GPU-eligible call.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -24,6 +24,21 @@
 #include "gpu/start_retry.h"
 #include "kernels.h"
 
+/* Devices the GPU path can run on: the one it started on, and others that hold a call's operands. */
+#define MAX_DEVICES 64
+
+/* What a call on one device needs besides the lanes' memory, made the first time a call runs there. */
+typedef struct {
+    atomic_int state; /* DEVICE_* */
+    char why_not[160];
+    size_t max_pitch;
+    size_t kept_workspace_bytes; /* a larger workspace is released after the call */
+    int stream_ordered;          /* cudaMallocAsync works here */
+    cudaStream_t stream;         /* the direct path's, on the first lane */
+} device_state;
+
+enum { DEVICE_UNMADE, DEVICE_READY, DEVICE_FAILED };
+
 static struct {
     pthread_mutex_t starting;
     atomic_int usable;
@@ -32,14 +47,21 @@ static struct {
     cudaError_t last_failure;
     double last_failure_time;
     char why_not[160];
-    int device;
-    int kernel;                  /* tb_kernel_id */
-    size_t max_pitch;
-    size_t kept_workspace_bytes; /* a larger workspace is released after the call */
-    cudaStream_t stream;         /* the direct path's, on the first lane */
+    int device; /* the device the GPU path started on: host operands run there */
+    int kernel; /* tb_kernel_id */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
 } gpu = {.starting = PTHREAD_MUTEX_INITIALIZER};
+
+static device_state devices[MAX_DEVICES];
+static pthread_mutex_t making_device = PTHREAD_MUTEX_INITIALIZER;
+/* The device of the calling thread's call; NULL: the one the GPU path started on. */
+static _Thread_local device_state *call_device;
+
+static device_state *current_device(void)
+{
+    return call_device ? call_device : &devices[gpu.device];
+}
 
 void tb_gpu_disable(const char *what, cudaError_t status)
 {
@@ -57,6 +79,7 @@ static void after_fork_in_child(void)
 {
     tb_lanes_after_fork();
     pthread_mutex_init(&gpu.starting, NULL);
+    pthread_mutex_init(&making_device, NULL);
     if (atomic_load(&gpu.usable) || !gpu.why_not[0])
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
@@ -77,6 +100,26 @@ static int configured_kernel(void)
     return TB_KERNEL_DEFAULT;
 }
 
+/* The current device's state, its primary context current: its limits and its stream. */
+static cudaError_t make_device(device_state *state, int device)
+{
+    int pitch = 0, pools = 0;
+    size_t free_bytes = 0, total_bytes = 0;
+    cudaError_t status;
+    if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) != cudaSuccess ||
+        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess ||
+        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
+        (status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        return status;
+    state->max_pitch = (size_t)pitch;
+    state->stream_ordered = pools != 0;
+    /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
+     * out-of-core call takes nearly all of it) would starve the application's own allocations. */
+    state->kept_workspace_bytes = total_bytes / 4;
+    atomic_store(&state->state, DEVICE_READY);
+    return cudaSuccess;
+}
+
 static void register_fork_handler(void)
 {
     pthread_atfork(NULL, NULL, after_fork_in_child);
@@ -95,23 +138,17 @@ static cudaError_t start_gpu(void)
         status = cudaErrorNoDevice;
     if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
         what = "no CUDA device";
-    int pitch = 0;
-    size_t free_bytes = 0, total_bytes = 0;
     if (status == cudaSuccess && (status = cudaGetDevice(&gpu.device)) == cudaSuccess &&
-        (status = cudaSetDevice(gpu.device)) == cudaSuccess &&
-        (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) == cudaSuccess &&
-        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) == cudaSuccess)
-        status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking);
+        gpu.device >= MAX_DEVICES)
+        status = cudaErrorInvalidDevice;
+    if (status == cudaSuccess && (status = cudaSetDevice(gpu.device)) == cudaSuccess)
+        status = make_device(&devices[gpu.device], gpu.device);
     tb_gpu_context_restore(&saved);
     if (status != cudaSuccess) {
         cudaGetLastError(); /* not the next call's */
         snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
         return status;
     }
-    gpu.max_pitch = (size_t)pitch;
-    /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
-     * out-of-core call takes nearly all of it) would starve the application's own allocations. */
-    gpu.kept_workspace_bytes = total_bytes / 4;
     gpu.why_not[0] = '\0';
     gpu.kernel = configured_kernel();
     atomic_store(&gpu.usable, 1);
@@ -260,17 +297,81 @@ int tb_gpu_kernel(void)
 
 size_t tb_gpu_max_pitch(void)
 {
-    return gpu.max_pitch;
+    return current_device()->max_pitch;
 }
 
 size_t tb_gpu_kept_bytes(void)
 {
-    return gpu.kept_workspace_bytes;
+    return current_device()->kept_workspace_bytes;
 }
 
 cudaStream_t tb_gpu_stream(void)
 {
-    return gpu.stream;
+    return current_device()->stream;
+}
+
+int tb_gpu_stream_ordered(void)
+{
+    return current_device()->stream_ordered;
+}
+
+int tb_gpu_on_first_device(void)
+{
+    return call_device == NULL;
+}
+
+int tb_gpu_device_usable(int device)
+{
+    if (device == gpu.device)
+        return 1;
+    return device >= 0 && device < MAX_DEVICES && atomic_load(&devices[device].state) != DEVICE_FAILED;
+}
+
+const char *tb_gpu_refusal(int device)
+{
+    if (!tb_gpu_usable())
+        return gpu.why_not;
+    if (device == -2)
+        return "operands on different devices";
+    if (device >= 0 && device < MAX_DEVICES && atomic_load(&devices[device].state) == DEVICE_FAILED)
+        return devices[device].why_not;
+    return "a device the GPU path cannot reach";
+}
+
+cudaError_t tb_gpu_enter_device(int device)
+{
+    cudaError_t status = cudaSetDevice(device);
+    if (status != cudaSuccess)
+        return status;
+    device_state *state = &devices[device];
+    if (atomic_load(&state->state) != DEVICE_READY) {
+        pthread_mutex_lock(&making_device);
+        if (atomic_load(&state->state) == DEVICE_UNMADE)
+            status = make_device(state, device);
+        pthread_mutex_unlock(&making_device);
+        if (status != cudaSuccess)
+            return status;
+        if (atomic_load(&state->state) != DEVICE_READY)
+            return cudaErrorDevicesUnavailable;
+    }
+    call_device = state;
+    return cudaSuccess;
+}
+
+void tb_gpu_leave_device(void)
+{
+    call_device = NULL;
+}
+
+void tb_gpu_device_failed(int device, cudaError_t status)
+{
+    device_state *state = &devices[device];
+    pthread_mutex_lock(&making_device);
+    if (atomic_load(&state->state) != DEVICE_FAILED) {
+        snprintf(state->why_not, sizeof state->why_not, "device %d failed: %s", device, cudaGetErrorString(status));
+        atomic_store(&state->state, DEVICE_FAILED);
+    }
+    pthread_mutex_unlock(&making_device);
 }
 
 /* Before CUDA is started, or before the driver is even loaded, no context is current on the thread:
