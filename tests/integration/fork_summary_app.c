@@ -5,25 +5,23 @@
  *
  * Usage: fork_summary_app   (exits 1 when the product is wrong or the child failed)
  */
-#include <tiledblas.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
 
-#define N 32
-
 int main(void)
 {
-    static float a[N * N], b[N * N], c[N * N];
-    for (int i = 0; i < N * N; i++)
-        a[i] = 1.0f, b[i] = 2.0f, c[i] = -1.0f;
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
-    int wrong = 0;
-    for (int i = 0; i < N * N; i++)
-        wrong += c[i] != 2.0f * N;
+    tb_gemm_case gc = {.layout = TB_COL_MAJOR, .trans_a = TB_NO_TRANS, .trans_b = TB_NO_TRANS,
+                       .m = 32, .n = 32, .k = 32, .alpha = 1.0f, .beta = 0.0f};
+    tb_case_set_ld(&gc, 0, 0, 0);
+    tb_rng rng;
+    tb_rng_seed(&rng, 3);
+    tb_gemm_operands ops;
+    tb_operands_make(&ops, &gc, &rng);
+    const int wrong = tb_run_case(&gc, &ops, "before the fork") != 0;
+    tb_operands_free(&ops);
     const pid_t child = tb_fork_child(60);
     if (child == 0)
         exit(0); /* runs the library's exit destructor, as any child that returns does */
