@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/call.h"
@@ -239,32 +240,37 @@ int tb_process_has_cuda(void)
  * The driver's own entry points, from the libcuda.so.1 the process has loaded:
  * they answer where our runtime cannot start (a driver older than it), create
  * no context, and save and restore the application's current context. Looked
- * up until found: before CUDA starts the driver may not be loaded yet.
+ * up until found (before CUDA starts the driver may not be loaded yet), without
+ * a lock, so that a child forked during a look-up can look up too: threads
+ * that look at once each make a set, and the first published is kept.
  */
-static struct {
-    pthread_mutex_t lock;
-    atomic_int found;
+typedef struct {
     CUresult (*pointer_attributes)(unsigned count, CUpointer_attribute *attributes, void **data,
                                    CUdeviceptr ptr);
     CUresult (*get_current)(CUcontext *context);
     CUresult (*set_current)(CUcontext context);
-} driver = {.lock = PTHREAD_MUTEX_INITIALIZER};
+} driver_entries;
 
-/* Whether the driver's entry points are known; the handle is kept, so they stay valid. */
-static int have_driver(void)
+static _Atomic(driver_entries *) driver;
+
+/* The entry points, NULL while the driver is not loaded; the handle is kept, so they stay valid. */
+static const driver_entries *find_driver(void)
 {
-    if (atomic_load_explicit(&driver.found, memory_order_acquire))
-        return 1;
-    pthread_mutex_lock(&driver.lock);
-    void *handle = atomic_load(&driver.found) ? NULL : dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (handle) {
-        *(void **)&driver.pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
-        *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
-        *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
-        atomic_store_explicit(&driver.found, 1, memory_order_release);
-    }
-    pthread_mutex_unlock(&driver.lock);
-    return atomic_load_explicit(&driver.found, memory_order_acquire);
+    driver_entries *found = atomic_load_explicit(&driver, memory_order_acquire);
+    if (found)
+        return found;
+    void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    driver_entries *entries = handle ? malloc(sizeof *entries) : NULL;
+    if (!entries)
+        return NULL;
+    *(void **)&entries->pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
+    *(void **)&entries->get_current = dlsym(handle, "cuCtxGetCurrent");
+    *(void **)&entries->set_current = dlsym(handle, "cuCtxSetCurrent");
+    if (atomic_compare_exchange_strong_explicit(&driver, &found, entries, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return entries;
+    free(entries);
+    return found;
 }
 
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
@@ -276,8 +282,9 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *values[3] = {&type, &managed, &ordinal};
-    if (!p || !have_driver() || !driver.pointer_attributes ||
-        driver.pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+    const driver_entries *entries = p ? find_driver() : NULL;
+    if (!entries || !entries->pointer_attributes ||
+        entries->pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return TB_MEM_HOST;
     *device = ordinal;
     if (managed)
@@ -378,11 +385,12 @@ void tb_gpu_device_failed(int device, cudaError_t status)
  * after the call none may be. */
 void tb_gpu_context_save(tb_gpu_context *context)
 {
+    const driver_entries *entries = find_driver();
     CUcontext current = NULL;
-    if (!have_driver()) {
+    if (!entries) {
         context->saved = 1;
     } else {
-        const CUresult status = driver.get_current ? driver.get_current(&current) : CUDA_ERROR_NOT_FOUND;
+        const CUresult status = entries->get_current ? entries->get_current(&current) : CUDA_ERROR_NOT_FOUND;
         context->saved = status == CUDA_SUCCESS || status == CUDA_ERROR_NOT_INITIALIZED;
         if (status != CUDA_SUCCESS)
             current = NULL;
@@ -392,6 +400,7 @@ void tb_gpu_context_save(tb_gpu_context *context)
 
 void tb_gpu_context_restore(const tb_gpu_context *context)
 {
-    if (context->saved && have_driver() && driver.set_current)
-        driver.set_current((CUcontext)context->context);
+    const driver_entries *entries = context->saved ? find_driver() : NULL;
+    if (entries && entries->set_current)
+        entries->set_current((CUcontext)context->context);
 }
