@@ -2,12 +2,13 @@
 # The exit summary belongs to the process that made the calls. Preloaded, the
 # library sits in every program a shell starts: one that makes no SGEMM call
 # must print nothing, whatever the settings say, and read none of them (an
-# invalid TILEDBLAS_DEVICE would warn); a forked child that makes none must not
-# print its parent's totals again.
+# invalid TILEDBLAS_DEVICE would warn); a forked child must not print its
+# parent's totals again, only its own calls'.
 # Usage: expect_quiet_process.sh MODE LIBRARY PROGRAM
 #   no-calls  LD_PRELOAD=LIBRARY PROGRAM (e.g. /bin/true), TILEDBLAS_VERBOSE=1 and an
 #             invalid TILEDBLAS_DEVICE: stderr empty
-#   fork      PROGRAM is fork_summary_app, TILEDBLAS_VERBOSE=1: one summary line, one CPU call
+#   fork      PROGRAM is fork_summary_app, TILEDBLAS_VERBOSE=1: two summary lines, the parent's
+#             (one CPU call) and its calling child's (two), none from the child that made none
 # shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
 source "$(dirname "$0")/../common/script_lib.sh"
 mode=$1 library=$2 program=$3
@@ -22,9 +23,12 @@ fork)
     run fork env TILEDBLAS_VERBOSE=1 TILEDBLAS_DEVICE=cpu "$program"
     expect_status fork 0
     summaries=$(grep -c '^tiledblas: summary:' "$tmp/fork.err")
-    [ "$summaries" -eq 1 ] || { fail "fork: $summaries summary lines, expected 1 (the parent's)"; show fork; }
-    grep -q '^tiledblas: summary: gpu 0 calls .*, cpu 1 calls ' "$tmp/fork.err" ||
-        { fail "fork: the summary does not count the parent's one CPU call"; show fork; }
+    [ "$summaries" -eq 2 ] ||
+        { fail "fork: $summaries summary lines, expected 2 (the parent's and the calling child's)"; show fork; }
+    for calls in 1 2; do
+        grep -q "^tiledblas: summary: gpu 0 calls .*, cpu $calls calls " "$tmp/fork.err" ||
+            { fail "fork: no summary of $calls CPU call(s)"; show fork; }
+    done
     ;;
 *)
     echo "unknown mode $mode"
