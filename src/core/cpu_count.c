@@ -1,10 +1,11 @@
 /*
- * How many CPUs the host copy pool can keep busy. Its workers spin while a
- * GPU call runs, so more of them than there are CPUs to run on would only
- * take turns, and beyond a CPU quota they would spend it and then stall until
- * the next period. Two limits are seen:
- *  - the calling thread's affinity mask (taskset, a container's cpuset): the
- *    threads it starts inherit that mask, so its CPUs are all they can use;
+ * How many CPUs the host copy pool can keep busy, and which. Its workers spin
+ * while a GPU call runs, so more of them than there are CPUs to run on would
+ * only take turns, and beyond a CPU quota they would spend it and then stall
+ * until the next period. Two limits are seen:
+ *  - the process's affinity mask (taskset, a container's cpuset), as its main
+ *    thread has it: the first caller may be a thread the application pinned to
+ *    one CPU, whose mask says nothing of the process's;
  *  - a CFS quota (docker --cpus, a Kubernetes CPU limit), which leaves the
  *    mask whole: cgroup v2's cpu.max, else v1's cpu.cfs_quota_us over
  *    cpu.cfs_period_us, as the process's own cgroup mount shows them.
@@ -18,22 +19,37 @@
 
 #include "core/cpu_count.h"
 
-/* CPUs in the calling thread's mask; kernels built for more than 1024 CPUs need a larger set. */
-static int cpus_in_mask(void)
+/* The main thread's mask (its thread id is the process id); the calling thread's once it has exited.
+ * Kernels built for more than 1024 CPUs need a larger set than cpu_set_t. */
+cpu_set_t *tb_process_cpu_mask(size_t *bytes)
 {
     for (int size = 1024; size <= (1 << 20); size *= 2) {
         cpu_set_t *mask = CPU_ALLOC(size);
         if (!mask)
-            break;
-        const size_t bytes = CPU_ALLOC_SIZE(size);
-        const int found = sched_getaffinity(0, bytes, mask) == 0;
-        const int einval = !found && errno == EINVAL;
-        const int count = found ? CPU_COUNT_S(bytes, mask) : 0;
+            return NULL;
+        *bytes = CPU_ALLOC_SIZE(size);
+        int found = sched_getaffinity(getpid(), *bytes, mask) == 0;
+        if (!found && errno == ESRCH)
+            found = sched_getaffinity(0, *bytes, mask) == 0;
+        if (found && CPU_COUNT_S(*bytes, mask) > 0)
+            return mask;
+        const int too_small = !found && errno == EINVAL;
         CPU_FREE(mask);
-        if (found && count > 0)
-            return count;
-        if (!einval)
+        if (!too_small)
             break;
+    }
+    return NULL;
+}
+
+/* CPUs in the process's mask; the online CPUs where it cannot be read. */
+static int cpus_in_mask(void)
+{
+    size_t bytes;
+    cpu_set_t *mask = tb_process_cpu_mask(&bytes);
+    if (mask) {
+        const int count = CPU_COUNT_S(bytes, mask);
+        CPU_FREE(mask);
+        return count;
     }
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 1 ? (int)online : 1;

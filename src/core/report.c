@@ -1,4 +1,5 @@
 /* Warnings, the per-call trace (TILEDBLAS_VERBOSE=2) and the totals the exit summary prints (>= 1). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -8,11 +9,27 @@
 /*
  * Lock-free, so that a child forked while another thread was accounting a
  * call can account its own: a lock held at the fork would stay held there.
+ * The totals are the process's own: a forked child starts from none.
  */
 static struct {
     atomic_ulong calls[2]; /* [0] cpu, [1] gpu */
     _Atomic double gflop[2];
 } totals;
+static pthread_once_t fork_handler_once = PTHREAD_ONCE_INIT;
+
+static void clear_in_child(void)
+{
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&totals.calls[i], 0);
+        atomic_store(&totals.gflop[i], 0.0);
+    }
+}
+
+/* Registered with the first call accounted: until then the totals are empty anyway. */
+static void register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, clear_in_child);
+}
 
 static void add(_Atomic double *sum, double x)
 {
@@ -36,6 +53,7 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
                      int verbose)
 {
     const double gflop = 2e-9 * call->m * call->n * call->k;
+    pthread_once(&fork_handler_once, register_fork_handler);
     atomic_fetch_add_explicit(&totals.calls[on_gpu], 1, memory_order_relaxed);
     add(&totals.gflop[on_gpu], gflop);
     if (verbose < 2)

@@ -29,7 +29,8 @@ static inline void tb_report_call(const tb_config *config, const tb_call *call, 
         tb_account_call(call, origin, on_gpu, reason, start, config->verbose);
 }
 
-/* The calls accounted so far and their GFLOP, per path: [0] CPU, [1] GPU. */
+/* The calls this process accounted so far (a forked child: since the fork) and their GFLOP, per path:
+ * [0] CPU, [1] GPU. */
 typedef struct {
     unsigned long calls[2];
     double gflop[2];

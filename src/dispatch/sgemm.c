@@ -45,10 +45,10 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
     const int below_floor = tb_below_gpu_floor(call->m, call->n, call->k, config->gpu_min_flops);
     const tb_residency where = tb_find_residency(call, reads_ab, below_floor);
-    const int in_place = where.mask && tb_gpu_usable() && where.device == tb_gpu_device();
+    const int in_place = where.mask && tb_gpu_usable() && tb_gpu_device_usable(where.device);
     if (where.mask && !in_place && !where.cpu_readable) {
         tb_warn("operands in device memory that the GPU path cannot use (%s); C was not updated",
-                !tb_gpu_usable() ? tb_gpu_unusable_reason() : "memory of another device");
+                tb_gpu_refusal(where.device));
         return;
     }
     /* Managed memory the GPU path cannot use in place is read by the CPU like host memory. */
@@ -89,7 +89,9 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     int on_gpu = 0;
     if (use_gpu) {
         tb_gpu_progress done;
-        const tb_gpu_status status = tb_gpu_sgemm(call, resident, where.pinned, &done);
+        const tb_gpu_status status = resident && where.device != tb_gpu_device()
+                                         ? tb_gpu_sgemm_on(where.device, call, resident, &done)
+                                         : tb_gpu_sgemm(call, resident, where.pinned, &done);
         on_gpu = status == TB_GPU_OK;
         /* Out of memory comes from the fit check or the workspace allocation, before C is written: where
          * every operand in GPU memory is managed, the CPU BLAS can read them and does the call. */

@@ -3,7 +3,9 @@
  * tells is known: the calls and GFLOP per path, the CPU BLAS, the cost
  * model's measured constants and the classes of calls auto mode measured.
  * Nothing calls into this file: its destructor runs at exit, which a shared
- * library always links in.
+ * library always links in. A process that accounted no call (none made, or
+ * verbose off) prints nothing and reads no setting: preloaded, the library
+ * sits in every program a shell starts.
  */
 #include <stdio.h>
 
@@ -19,11 +21,11 @@ static void print_crossover_class(const char *text)
 
 __attribute__((destructor)) static void print_summary(void)
 {
-    if (tb_config_get()->verbose < 1)
+    const tb_totals totals = tb_report_totals();
+    if (totals.calls[0] + totals.calls[1] == 0 || tb_config_get()->verbose < 1)
         return;
     /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
     const char *backend = tb_cpu_backend_if_resolved();
-    const tb_totals totals = tb_report_totals();
     char costs[256];
     const int measured = tb_cost_model_describe(costs, sizeof costs);
     fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s%s%s\n",

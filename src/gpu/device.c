@@ -1,9 +1,10 @@
 /*
  * The GPU's set-up and the CUDA driver: whether a GPU is usable and why not,
+ * starting CUDA (again, after a failure that may pass: start_retry.c),
  * disabling it after an error it cannot recover from, a forked child's view
- * of it, where a pointer lives, and the application's current context, which
- * every call saves and puts back. Nothing here runs before the first
- * GPU-eligible call.
+ * of it, the state of each device a call runs on, where a pointer lives, and
+ * the application's current context, which every call, start-up included,
+ * saves and puts back. Nothing here runs before the first GPU-eligible call.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -13,26 +14,55 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/call.h"
 #include "core/config.h"
 #include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/lanes.h"
+#include "gpu/start_retry.h"
 #include "kernels.h"
 
-static struct {
-    pthread_once_t once;
-    atomic_int usable;
+/* Devices the GPU path can run on: the one it started on, and others that hold a call's operands. */
+#define MAX_DEVICES 64
+
+/* What a call on one device needs besides the lanes' memory, made the first time a call runs there. */
+typedef struct {
+    atomic_int state; /* DEVICE_* */
     char why_not[160];
-    int device;
-    int kernel;                  /* tb_kernel_id */
     size_t max_pitch;
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
+    int stream_ordered;          /* cudaMallocAsync works here */
     cudaStream_t stream;         /* the direct path's, on the first lane */
+} device_state;
+
+enum { DEVICE_UNMADE, DEVICE_READY, DEVICE_FAILED };
+
+static struct {
+    pthread_mutex_t starting;
+    atomic_int usable;
+    atomic_int settled; /* started, or failed for good: no further attempt */
+    int failures;       /* start-up attempts that failed (under `starting`) */
+    cudaError_t last_failure;
+    double last_failure_time;
+    char why_not[160];
+    int device; /* the device the GPU path started on: host operands run there */
+    int kernel; /* tb_kernel_id */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.once = PTHREAD_ONCE_INIT};
+} gpu = {.starting = PTHREAD_MUTEX_INITIALIZER};
+
+static device_state devices[MAX_DEVICES];
+static pthread_mutex_t making_device = PTHREAD_MUTEX_INITIALIZER;
+/* The device of the calling thread's call; NULL: the one the GPU path started on. */
+static _Thread_local device_state *call_device;
+
+static device_state *current_device(void)
+{
+    return call_device ? call_device : &devices[gpu.device];
+}
 
 void tb_gpu_disable(const char *what, cudaError_t status)
 {
@@ -49,9 +79,12 @@ void tb_gpu_disable(const char *what, cudaError_t status)
 static void after_fork_in_child(void)
 {
     tb_lanes_after_fork();
-    if (atomic_load(&gpu.usable))
+    pthread_mutex_init(&gpu.starting, NULL);
+    pthread_mutex_init(&making_device, NULL);
+    if (atomic_load(&gpu.usable) || !gpu.why_not[0])
         snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
+    atomic_store(&gpu.settled, 1);
 }
 
 /* TILEDBLAS_KERNEL's rung, or the default with a warning for a name the ladder does not have: asked
@@ -68,40 +101,96 @@ static int configured_kernel(void)
     return TB_KERNEL_DEFAULT;
 }
 
-static void init_gpu(void)
+/* The current device's state, its primary context current: its limits and its stream. */
+static cudaError_t make_device(device_state *state, int device)
 {
-    int count = 0;
-    cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        tb_gpu_disable("no CUDA device", status);
-        return;
-    }
-    if (count == 0) {
-        snprintf(gpu.why_not, sizeof gpu.why_not, "no CUDA device");
-        return;
-    }
-    int pitch = 0;
+    int pitch = 0, pools = 0;
     size_t free_bytes = 0, total_bytes = 0;
-    if ((status = cudaGetDevice(&gpu.device)) != cudaSuccess ||
-        (status = cudaSetDevice(gpu.device)) != cudaSuccess ||
-        (status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, gpu.device)) != cudaSuccess ||
+    cudaError_t status;
+    if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) != cudaSuccess ||
+        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess ||
         (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&gpu.stream, cudaStreamNonBlocking)) != cudaSuccess) {
-        tb_gpu_disable("CUDA initialisation failed", status);
-        return;
-    }
-    gpu.max_pitch = (size_t)pitch;
+        (status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        return status;
+    state->max_pitch = (size_t)pitch;
+    state->stream_ordered = pools != 0;
     /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
      * out-of-core call takes nearly all of it) would starve the application's own allocations. */
-    gpu.kept_workspace_bytes = total_bytes / 4;
-    gpu.kernel = configured_kernel();
+    state->kept_workspace_bytes = total_bytes / 4;
+    atomic_store(&state->state, DEVICE_READY);
+    return cudaSuccess;
+}
+
+static void register_fork_handler(void)
+{
     pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+/* One attempt, the calling thread's current context saved and put back: CUDA started inside a call must
+ * leave the application's context as it was. The reason of a failure is kept. */
+static cudaError_t start_gpu(void)
+{
+    tb_gpu_context saved;
+    tb_gpu_context_save(&saved);
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    const char *what = "CUDA initialisation failed";
+    if (status == cudaSuccess && count == 0)
+        status = cudaErrorNoDevice;
+    if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver)
+        what = "no CUDA device";
+    if (status == cudaSuccess && (status = cudaGetDevice(&gpu.device)) == cudaSuccess &&
+        gpu.device >= MAX_DEVICES)
+        status = cudaErrorInvalidDevice;
+    if (status == cudaSuccess && (status = cudaSetDevice(gpu.device)) == cudaSuccess)
+        status = make_device(&devices[gpu.device], gpu.device);
+    tb_gpu_context_restore(&saved);
+    if (status != cudaSuccess) {
+        cudaGetLastError(); /* not the next call's */
+        snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
+        return status;
+    }
+    gpu.why_not[0] = '\0';
+    gpu.kernel = configured_kernel();
     atomic_store(&gpu.usable, 1);
+    return cudaSuccess;
+}
+
+/* The first call that wants the GPU starts CUDA; a failure that may pass is tried again later. */
+static void try_start(void)
+{
+    static pthread_once_t fork_handler = PTHREAD_ONCE_INIT;
+    pthread_mutex_lock(&gpu.starting);
+    if (!atomic_load(&gpu.settled)) {
+        const tb_start_retry retry =
+            gpu.failures ? tb_gpu_start_retry(gpu.failures, gpu.last_failure,
+                                              tb_seconds_now() - gpu.last_failure_time)
+                         : TB_START_NOW;
+        if (retry == TB_START_NOW) {
+            pthread_once(&fork_handler, register_fork_handler);
+            const cudaError_t status = start_gpu();
+            if (status == cudaSuccess) {
+                atomic_store(&gpu.settled, 1);
+            } else {
+                gpu.failures++;
+                gpu.last_failure = status;
+                gpu.last_failure_time = tb_seconds_now();
+                if (tb_gpu_start_retry(gpu.failures, status, 0.0) == TB_START_NEVER)
+                    atomic_store(&gpu.settled, 1);
+            }
+        } else if (retry == TB_START_NEVER) {
+            atomic_store(&gpu.settled, 1);
+        }
+    }
+    pthread_mutex_unlock(&gpu.starting);
 }
 
 int tb_gpu_usable(void)
 {
-    pthread_once(&gpu.once, init_gpu);
+    if (atomic_load(&gpu.usable))
+        return 1;
+    if (!atomic_load(&gpu.settled))
+        try_start();
     return atomic_load(&gpu.usable);
 }
 
@@ -150,29 +239,42 @@ int tb_process_has_cuda(void)
 /*
  * The driver's own entry points, from the libcuda.so.1 the process has loaded:
  * they answer where our runtime cannot start (a driver older than it), create
- * no context, and save and restore the application's current context.
+ * no context, and save and restore the application's current context. Looked
+ * up until found (before CUDA starts the driver may not be loaded yet), without
+ * a lock, so that a child forked during a look-up can look up too: threads
+ * that look at once each make a set, and the first published is kept.
  */
-static struct {
-    pthread_once_t once;
+typedef struct {
     CUresult (*pointer_attributes)(unsigned count, CUpointer_attribute *attributes, void **data,
                                    CUdeviceptr ptr);
     CUresult (*get_current)(CUcontext *context);
     CUresult (*set_current)(CUcontext context);
-} driver = {.once = PTHREAD_ONCE_INIT};
+} driver_entries;
 
-static void find_driver(void)
+static _Atomic(driver_entries *) driver;
+
+/* The entry points, NULL while the driver is not loaded; the handle is kept, so they stay valid. */
+static const driver_entries *find_driver(void)
 {
+    driver_entries *found = atomic_load_explicit(&driver, memory_order_acquire);
+    if (found)
+        return found;
     void *handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (!handle)
-        return;
-    *(void **)&driver.pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
-    *(void **)&driver.get_current = dlsym(handle, "cuCtxGetCurrent");
-    *(void **)&driver.set_current = dlsym(handle, "cuCtxSetCurrent");
+    driver_entries *entries = handle ? malloc(sizeof *entries) : NULL;
+    if (!entries)
+        return NULL;
+    *(void **)&entries->pointer_attributes = dlsym(handle, "cuPointerGetAttributes");
+    *(void **)&entries->get_current = dlsym(handle, "cuCtxGetCurrent");
+    *(void **)&entries->set_current = dlsym(handle, "cuCtxSetCurrent");
+    if (atomic_compare_exchange_strong_explicit(&driver, &found, entries, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return entries;
+    free(entries);
+    return found;
 }
 
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
 {
-    pthread_once(&driver.once, find_driver);
     unsigned type = 0, managed = 0;
     int ordinal = -1;
     /* One query per pointer (this runs on every call): a pointer the driver does not
@@ -180,8 +282,9 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     CUpointer_attribute attributes[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
                                          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
     void *values[3] = {&type, &managed, &ordinal};
-    if (!p || !driver.pointer_attributes ||
-        driver.pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
+    const driver_entries *entries = p ? find_driver() : NULL;
+    if (!entries || !entries->pointer_attributes ||
+        entries->pointer_attributes(3, attributes, values, (CUdeviceptr)(uintptr_t)p) != CUDA_SUCCESS)
         return TB_MEM_HOST;
     *device = ordinal;
     if (managed)
@@ -201,29 +304,103 @@ int tb_gpu_kernel(void)
 
 size_t tb_gpu_max_pitch(void)
 {
-    return gpu.max_pitch;
+    return current_device()->max_pitch;
 }
 
 size_t tb_gpu_kept_bytes(void)
 {
-    return gpu.kept_workspace_bytes;
+    return current_device()->kept_workspace_bytes;
 }
 
 cudaStream_t tb_gpu_stream(void)
 {
-    return gpu.stream;
+    return current_device()->stream;
 }
 
+int tb_gpu_stream_ordered(void)
+{
+    return current_device()->stream_ordered;
+}
+
+int tb_gpu_on_first_device(void)
+{
+    return call_device == NULL;
+}
+
+int tb_gpu_device_usable(int device)
+{
+    if (device == gpu.device)
+        return 1;
+    return device >= 0 && device < MAX_DEVICES && atomic_load(&devices[device].state) != DEVICE_FAILED;
+}
+
+const char *tb_gpu_refusal(int device)
+{
+    if (!tb_gpu_usable())
+        return gpu.why_not;
+    if (device == -2)
+        return "operands on different devices";
+    if (device >= 0 && device < MAX_DEVICES && atomic_load(&devices[device].state) == DEVICE_FAILED)
+        return devices[device].why_not;
+    return "a device the GPU path cannot reach";
+}
+
+cudaError_t tb_gpu_enter_device(int device)
+{
+    cudaError_t status = cudaSetDevice(device);
+    if (status != cudaSuccess)
+        return status;
+    device_state *state = &devices[device];
+    if (atomic_load(&state->state) != DEVICE_READY) {
+        pthread_mutex_lock(&making_device);
+        if (atomic_load(&state->state) == DEVICE_UNMADE)
+            status = make_device(state, device);
+        pthread_mutex_unlock(&making_device);
+        if (status != cudaSuccess)
+            return status;
+        if (atomic_load(&state->state) != DEVICE_READY)
+            return cudaErrorDevicesUnavailable;
+    }
+    call_device = state;
+    return cudaSuccess;
+}
+
+void tb_gpu_leave_device(void)
+{
+    call_device = NULL;
+}
+
+void tb_gpu_device_failed(int device, cudaError_t status)
+{
+    device_state *state = &devices[device];
+    pthread_mutex_lock(&making_device);
+    if (atomic_load(&state->state) != DEVICE_FAILED) {
+        snprintf(state->why_not, sizeof state->why_not, "device %d failed: %s", device, cudaGetErrorString(status));
+        atomic_store(&state->state, DEVICE_FAILED);
+    }
+    pthread_mutex_unlock(&making_device);
+}
+
+/* Before CUDA is started, or before the driver is even loaded, no context is current on the thread:
+ * after the call none may be. */
 void tb_gpu_context_save(tb_gpu_context *context)
 {
-    pthread_once(&driver.once, find_driver);
+    const driver_entries *entries = find_driver();
     CUcontext current = NULL;
-    context->saved = driver.get_current && driver.set_current && driver.get_current(&current) == CUDA_SUCCESS;
+    if (!entries) {
+        context->saved = 1;
+    } else {
+        const CUresult status = entries->get_current ? entries->get_current(&current) : CUDA_ERROR_NOT_FOUND;
+        context->saved = status == CUDA_SUCCESS || status == CUDA_ERROR_NOT_INITIALIZED;
+        if (status != CUDA_SUCCESS)
+            current = NULL;
+    }
     context->context = current;
 }
 
 void tb_gpu_context_restore(const tb_gpu_context *context)
 {
-    if (context->saved)
-        driver.set_current((CUcontext)context->context);
+    const driver_entries *entries = context->saved ? find_driver() : NULL;
+    if (entries && entries->set_current)
+        entries->set_current((CUcontext)context->context);
 }

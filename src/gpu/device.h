@@ -12,12 +12,26 @@
 void tb_gpu_disable(const char *what, cudaError_t status);
 /* The kernel of the ladder calls run with: TILEDBLAS_KERNEL, else the default (valid once usable). */
 int tb_gpu_kernel(void);
+/*
+ * Of the device the calling thread's call runs on: the one the GPU path
+ * started on, or another between tb_gpu_enter_device and tb_gpu_leave_device.
+ */
 /* The widest pitch a 2D copy takes on this device, in bytes. */
 size_t tb_gpu_max_pitch(void);
 /* Device bytes kept allocated between calls, both lanes together; more is released after a call. */
 size_t tb_gpu_kept_bytes(void);
 /* The stream of the direct path and of the kernel's timing, on the first lane. */
 cudaStream_t tb_gpu_stream(void);
+/* Whether stream-ordered allocation (cudaMallocAsync) works on this device. */
+int tb_gpu_stream_ordered(void);
+/* Whether the call runs on the device the GPU path started on, with the lanes' memory. */
+int tb_gpu_on_first_device(void);
+
+/* Makes `device` (not the first) current for the calling thread's call, its state made on first use. */
+cudaError_t tb_gpu_enter_device(int device);
+void tb_gpu_leave_device(void);
+/* After an error on a device other than the first: calls on it are refused from now on. */
+void tb_gpu_device_failed(int device, cudaError_t status);
 
 /* The calling thread's current context, saved at a call's start and put back at its end. */
 typedef struct {

@@ -3,13 +3,15 @@
  * place, any others are copied whole into the workspace, one kernel of the
  * ladder computes, and C is copied back. Device pointers always take it; a
  * call on host memory too large for the staged and pipelined paths' pinned
- * staging falls back to it (plain pageable copies). Also the kernel's timing
- * for the cost model.
+ * staging falls back to it (plain pageable copies), and so do calls on
+ * operands of a device other than the first. Also the kernel's timing for
+ * the cost model.
  */
 #include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
+#include "core/config.h"
 #include "gpu/device.h"
 #include "gpu/direct.h"
 #include "gpu/host_copy.h"
@@ -67,7 +69,51 @@ static cudaError_t download_c(const tb_call *call, const operand *c)
     return status;
 }
 
-static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel)
+/* Device memory of the call's own (TILEDBLAS_DEVICE_MB caps it too), in stream order where the device can. */
+static cudaError_t allocate_own(size_t floats, float **base)
+{
+    const size_t bytes = floats * sizeof(float), cap = (size_t)tb_config_get()->device_mb << 20;
+    if (cap && bytes > cap)
+        return cudaErrorMemoryAllocation;
+    return tb_gpu_stream_ordered() ? cudaMallocAsync((void **)base, bytes, tb_gpu_stream())
+                                   : cudaMalloc((void **)base, bytes);
+}
+
+static cudaError_t release_own(float *base)
+{
+    return tb_gpu_stream_ordered() ? cudaFreeAsync(base, tb_gpu_stream()) : cudaFree(base);
+}
+
+/*
+ * The call's device memory: `floats` for the copied operands and, where it
+ * fits, the kernel's *scratch (else the kernel runs unsplit: *scratch = 0).
+ * On the first device the lane's workspace, kept between calls; on another
+ * (whose operands the lanes' memory cannot serve), an allocation of the
+ * call's own, *own, released after it.
+ */
+static cudaError_t take_workspace(size_t floats, int64_t *scratch, float **base, float **own)
+{
+    if (tb_gpu_on_first_device()) {
+        if (*scratch && !tb_gpu_device_fits(floats + (size_t)*scratch))
+            *scratch = 0;
+        if (!tb_gpu_device_fits(floats + (size_t)*scratch))
+            return cudaErrorMemoryAllocation;
+        return tb_gpu_workspace(floats + (size_t)*scratch, base);
+    }
+    *base = NULL;
+    if (floats + (size_t)*scratch == 0)
+        return cudaSuccess;
+    cudaError_t status = allocate_own(floats + (size_t)*scratch, base);
+    if (status == cudaErrorMemoryAllocation && *scratch) {
+        cudaGetLastError(); /* not sticky */
+        *scratch = 0;
+        status = floats ? allocate_own(floats, base) : cudaSuccess;
+    }
+    *own = status == cudaSuccess ? *base : NULL;
+    return status;
+}
+
+static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel, float **own)
 {
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
     const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
@@ -97,12 +143,8 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     args.b = b.device, args.ldb = b.device_ld;
     args.c = c.device, args.ldc = c.device_ld;
     int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
-    if (scratch && !tb_gpu_device_fits(floats + (size_t)scratch))
-        scratch = 0;
-    if (!tb_gpu_device_fits(floats + (size_t)scratch))
-        return cudaErrorMemoryAllocation;
     float *next;
-    cudaError_t status = tb_gpu_workspace(floats + (size_t)scratch, &next);
+    cudaError_t status = take_workspace(floats, &scratch, &next, own);
     if (status != cudaSuccess)
         return status;
     for (int i = 0; i < 3; i++) {
@@ -135,9 +177,15 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
 /* After an error, copies already queued must not outlive the call: the CPU fallback writes C. */
 cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel)
 {
-    const cudaError_t status = queue_call(call, resident, kernel);
+    float *own = NULL;
+    cudaError_t status = queue_call(call, resident, kernel, &own);
     if (status != cudaSuccess)
         cudaStreamSynchronize(tb_gpu_stream());
+    if (own) {
+        const cudaError_t released = release_own(own);
+        if (status == cudaSuccess)
+            status = released;
+    }
     return status;
 }
 

@@ -13,7 +13,7 @@
 typedef enum {
     TB_GPU_OK = 0,
     TB_GPU_NO_MEMORY, /* this call does not fit; the GPU stays usable */
-    TB_GPU_FAILED     /* any other CUDA error; the GPU is disabled for the process */
+    TB_GPU_FAILED     /* any other CUDA error; the GPU (or the other device) is disabled for the process */
 } tb_gpu_status;
 
 typedef enum {
@@ -33,8 +33,13 @@ const char *tb_gpu_unusable_reason(void);
 int tb_process_has_cuda(void);
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
 tb_mem_kind tb_gpu_mem_kind(const void *p, int *device);
-/* The device the GPU path runs on (valid once tb_gpu_usable()). */
+/* The device the GPU path started on, which host operands run on (valid once tb_gpu_usable()). */
 int tb_gpu_device(void);
+/* Whether calls on operands in memory of `device` can run there (valid once tb_gpu_usable()); -2, operands
+ * on several devices: no. */
+int tb_gpu_device_usable(int device);
+/* Why calls on operands of `device` cannot run on the GPU (tb_gpu_device_usable said no). */
+const char *tb_gpu_refusal(int device);
 
 /*
  * What of C is final after a GPU path stopped: rows [0, rows_done) wholly, and
@@ -48,6 +53,9 @@ typedef struct tb_gpu_progress {
 /* Runs the call with the configured kernel; operands named in `resident` are used in place, those
  * named in `pinned` are copied to and from without staging. */
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress);
+/* The same on operands in memory of `device`, one the GPU path did not start on (tb_gpu_device_usable):
+ * resident ones used in place, any others copied; the calling thread's current device is put back. */
+tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident, tb_gpu_progress *progress);
 /* Times the configured kernel on an n^3 problem in the workspace (CUDA events). */
 tb_gpu_status tb_gpu_time_kernel(int n, double *seconds);
 

@@ -258,17 +258,33 @@ int tb_host_copy_threads(void)
     return threads > MAX_THREADS ? MAX_THREADS : threads;
 }
 
+/*
+ * The workers run on the process's CPUs, not on those of the thread whose
+ * first call starts the pool (a thread would pass its own mask on): an
+ * application's thread pinned to one CPU must not confine every copy there.
+ */
 static void start_pool(void)
 {
     const int wanted = tb_host_copy_threads();
     pthread_atfork(NULL, NULL, after_fork_in_child);
+    pthread_attr_t attributes;
+    const int have_attributes = pthread_attr_init(&attributes) == 0;
+    size_t mask_bytes = 0;
+    cpu_set_t *mask = have_attributes ? tb_process_cpu_mask(&mask_bytes) : NULL;
+    /* Where the mask cannot be read, they inherit the caller's. */
+    if (mask)
+        pthread_attr_setaffinity_np(&attributes, mask_bytes, mask);
     for (int i = 0; i < wanted - 1; i++) {
         pthread_t thread;
-        if (pthread_create(&thread, NULL, worker_main, NULL) != 0)
+        if (pthread_create(&thread, have_attributes ? &attributes : NULL, worker_main, NULL) != 0)
             break;
         pthread_detach(thread);
         pool.workers++;
     }
+    if (mask)
+        CPU_FREE(mask);
+    if (have_attributes)
+        pthread_attr_destroy(&attributes);
 }
 
 static void run_job(copy_job job)

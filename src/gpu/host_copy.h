@@ -8,7 +8,7 @@
 #define TB_HOST_COPY_POOL_MIN_BYTES (512u << 10)
 
 /* Threads the pool copies with, the caller included: TILEDBLAS_COPY_THREADS, else tb_usable_cpus(); at
- * most 16. The pool takes this many when it starts (at its first job). */
+ * most 16. The pool takes this many when it starts (at its first job), on the process's CPUs. */
 int tb_host_copy_threads(void);
 void tb_host_copy(float *dst, int64_t dst_ld, const float *src, int64_t src_ld, int64_t rows,
                   int64_t cols);
