@@ -72,6 +72,12 @@ TILEDBLAS_API extern int CBLAS_CallFromC;
 TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */
 TILEDBLAS_API int tiledblas_gpu_available(void);            /* 1 when a usable GPU is present */
 TILEDBLAS_API const char *tiledblas_cpu_backend(void);      /* path or name of the CPU BLAS in use */
+/* Path of the ILP64 (64-bit integer) CPU BLAS, resolved by this call, or "none". */
+TILEDBLAS_API const char *tiledblas_cpu_backend_ilp64(void);
+/* Names the library exports from its symbol lists: its own routines and the forwarded ones. */
+TILEDBLAS_API int tiledblas_abi_exported(void);
+/* Of those, the names forwarded to the CPU BLAS. */
+TILEDBLAS_API int tiledblas_abi_forwarded(void);
 
 /*
  * Where calls on host memory run, for every thread of the process: chosen per
