@@ -56,7 +56,36 @@ static const convention plain_ilp64 = {"cblas_%s", "%s_", "openblas_get_config",
 
 #define TB_TARGET_ENTRY(index, cblas, fortran, config, wide) {.convention = index, .ilp64 = wide},
 static tb_cpu_target targets[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_TARGET_ENTRY)};
-static pthread_mutex_t targets_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Resolution and library loading, serialised; recursive, as a target's
+ * resolution loads libraries. A child forked while another thread held it
+ * starts with it free (the other thread does not exist there); what it was
+ * resolving is simply resolved again.
+ */
+static pthread_mutex_t targets_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static void reset_lock_in_child(void)
+{
+    const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    targets_lock = fresh;
+}
+
+__attribute__((constructor)) static void register_fork_reset(void)
+{
+    pthread_atfork(NULL, NULL, reset_lock_in_child);
+}
+
+/* Runs `load` once (`*done` set after), under targets_lock. */
+static void load_once(int *done, void (*load)(void))
+{
+    pthread_mutex_lock(&targets_lock);
+    if (!*done) {
+        load();
+        *done = 1;
+    }
+    pthread_mutex_unlock(&targets_lock);
+}
 
 tb_cpu_target *tb_cpu_target_of(int convention)
 {
@@ -110,12 +139,12 @@ static int use_next(tb_cpu_target *t, const convention *conv)
  * needed: TILEDBLAS_CPU_BLAS's, and the defaults after the program's own.
  */
 static struct {
-    pthread_once_t requested_once, defaults_once;
+    int requested_loaded, defaults_loaded;
     void *requested; /* TILEDBLAS_CPU_BLAS's library */
     int builtin;     /* TILEDBLAS_CPU_BLAS=builtin */
     void *defaults[2];
     char searched[128];
-} lp64 = {.requested_once = PTHREAD_ONCE_INIT, .defaults_once = PTHREAD_ONCE_INIT};
+} lp64;
 
 static void *load_lp64(const char *name)
 {
@@ -152,14 +181,14 @@ static void load_defaults(void)
 
 static void resolve_lp64(tb_cpu_target *t, const convention *conv)
 {
-    pthread_once(&lp64.requested_once, load_requested);
+    load_once(&lp64.requested_loaded, load_requested);
     if (lp64.builtin)
         return;
     if (lp64.requested && use_object(t, lp64.requested, &plain_lp64))
         return;
     if (use_next(t, conv))
         return;
-    pthread_once(&lp64.defaults_once, load_defaults);
+    load_once(&lp64.defaults_loaded, load_defaults);
     for (int i = 0; i < 2 && lp64.defaults[i]; i++)
         if (use_object(t, lp64.defaults[i], &plain_lp64))
             return;
@@ -176,9 +205,9 @@ static void resolve_target(tb_cpu_target *t)
 {
     const convention *conv = &conventions[t->convention];
     if (conv->ilp64) {
-        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        static int loaded;
         if (!use_next(t, conv)) {
-            pthread_once(&once, load_ilp64_library);
+            load_once(&loaded, load_ilp64_library);
             if (!ilp64_library || (!use_object(t, ilp64_library, conv) && !use_object(t, ilp64_library, &plain_ilp64)))
                 TB_WARN_ONCE("no CPU BLAS with 64-bit integers found (libopenblas64.so.0); 64-bit-integer SGEMM "
                              "names use the slow built-in loop on the CPU");
@@ -210,7 +239,10 @@ const char *tb_cpu_backend_name(void)
 
 const char *tb_cpu_backend_if_resolved(void)
 {
-    return atomic_load(&targets[0].resolved) ? targets[0].name : NULL;
+    for (int i = 0; i < TB_CONVENTION_COUNT; i++)
+        if (atomic_load(&targets[i].resolved))
+            return targets[i].name;
+    return NULL;
 }
 
 tb_cblas_sgemm_fn tb_cpu_backend_cblas(void)
@@ -228,12 +260,12 @@ const char *tb_cpu_backend_ilp64_name(void)
 
 void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
 {
-    pthread_once(&lp64.requested_once, load_requested);
+    load_once(&lp64.requested_loaded, load_requested);
     void *symbol = lp64.requested ? tb_resolve_in(lp64.requested, name) : NULL;
     if (!symbol)
         symbol = tb_resolve_next(name);
     if (!symbol)
-        pthread_once(&lp64.defaults_once, load_defaults);
+        load_once(&lp64.defaults_loaded, load_defaults);
     for (int i = 0; i < 2 && !symbol && lp64.defaults[i]; i++)
         symbol = tb_resolve_in(lp64.defaults[i], name);
     if (!symbol)

@@ -35,7 +35,7 @@ void tb_cpu_sgemm64(tb_cpu_target *target, int trans_a, int trans_b, int64_t m, 
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 const char *tb_cpu_backend_name(void);
-/* The backend's name, or NULL while no call has needed it (nothing is loaded to answer). */
+/* The name of the first convention's backend a call has needed (plain LP64 first), or NULL while none has. */
 const char *tb_cpu_backend_if_resolved(void);
 /* The backend's own cblas_sgemm, which cannot come back to us (OpenBLAS); else NULL. */
 tb_cblas_sgemm_fn tb_cpu_backend_cblas(void);
