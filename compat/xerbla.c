@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "compat.h"
+#include "core/fork_reset.h"
 #include "cpu/resolve.h"
 #include "tiledblas.h"
 
@@ -37,17 +38,7 @@ int CBLAS_CallFromC = 0;
 /* Recursive: a handler may itself make a call that reports an error. */
 static pthread_mutex_t report_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-/* A child forked during another thread's report starts with the lock free. */
-static void reset_lock_in_child(void)
-{
-    const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    report_lock = fresh;
-}
-
-__attribute__((constructor)) static void register_fork_reset(void)
-{
-    pthread_atfork(NULL, NULL, reset_lock_in_child);
-}
+TB_FREE_IN_CHILD(report_lock, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
 
 void tb_report_cblas(int row_major, int info, const char *routine, const char *form, int value)
 {

@@ -29,6 +29,7 @@
 
 #include "abi_tables.h"
 #include "core/config.h"
+#include "core/fork_reset.h"
 #include "core/report.h"
 #include "cpu/cpu_blas.h"
 #include "cpu/resolve.h"
@@ -65,16 +66,7 @@ static tb_cpu_target targets[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_TARGET_EN
  */
 static pthread_mutex_t targets_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-static void reset_lock_in_child(void)
-{
-    const pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
-    targets_lock = fresh;
-}
-
-__attribute__((constructor)) static void register_fork_reset(void)
-{
-    pthread_atfork(NULL, NULL, reset_lock_in_child);
-}
+TB_FREE_IN_CHILD(targets_lock, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
 
 /* Runs `load` once (`*done` set after), under targets_lock. */
 static void load_once(int *done, void (*load)(void))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fork_reset.h"
 #include "core/report.h"
 #include "cpu/resolve.h"
 
@@ -21,17 +22,7 @@ static struct link_map *own_loads[OWN_LOADS_MAX];
 static int own_load_count;
 static pthread_mutex_t own_loads_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* A child forked while another thread held the lock starts with it free; the list is whole either way. */
-static void reset_lock_in_child(void)
-{
-    const pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-    own_loads_lock = fresh;
-}
-
-__attribute__((constructor)) static void register_fork_reset(void)
-{
-    pthread_atfork(NULL, NULL, reset_lock_in_child);
-}
+TB_FREE_IN_CHILD(own_loads_lock, PTHREAD_MUTEX_INITIALIZER)
 
 static struct link_map *link_map_of_handle(void *handle)
 {
