@@ -1,7 +1,8 @@
 /*
  * Calls LAPACK's dgesv_ with N = -1; the error handler it reaches is the one
  * in xerbla_handler_lib, a library the program links before LAPACK
- * (preload_handler.sh). Prints "returned" if the handler returns.
+ * (preload_handler.sh), or, linked to tiledblas alone, whichever tiledblas
+ * gives it. Prints "returned" if the handler returns.
  */
 #include <stdio.h>
 
