@@ -4,9 +4,13 @@
  * Include this instead of <cblas.h> (the enum values and the cblas_sgemm
  * signature are the standard CBLAS ones, LP64: int dimensions), link with
  * -ltiledblas, or preload libtiledblas.so into a program linked to any BLAS.
+ * The library also exports, and forwards to the CPU BLAS, every other BLAS,
+ * CBLAS and LAPACK routine; declare those with the CPU BLAS's own headers.
  */
 #ifndef TILEDBLAS_H
 #define TILEDBLAS_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +50,22 @@ TILEDBLAS_API void sgemm_(const char *transa, const char *transb, const int *m, 
             const int *k, const float *alpha, const float *a, const int *lda,
             const float *b, const int *ldb, const float *beta, float *c,
             const int *ldc);
+
+/*
+ * The same with 64-bit integers (ILP64), under the names OpenBLAS and Julia
+ * use (cblas_sgemm64_, sgemm_64_) and the reference CBLAS and MKL use
+ * (cblas_sgemm_64). Dimensions past INT_MAX are taken whole (on the CPU BLAS);
+ * argument errors go to cblas_xerbla and to xerbla_64_, whose info is 64-bit.
+ */
+TILEDBLAS_API void cblas_sgemm64_(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,
+                    int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+TILEDBLAS_API void cblas_sgemm_64(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,
+                    int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+TILEDBLAS_API void sgemm_64_(const char *transa, const char *transb, const int64_t *m, const int64_t *n,
+               const int64_t *k, const float *alpha, const float *a, const int64_t *lda,
+               const float *b, const int64_t *ldb, const float *beta, float *c, const int64_t *ldc);
 
 /*
  * Error handler, called through its global symbol: a program that defines its

@@ -20,11 +20,8 @@
     const char *, const char *, const I *, const I *, const I *, const float *, const float *, const I *,        \
         const float *, const I *, const float *, float *, const I *
 void scipy_cblas_sgemm(CBLAS_ARGS(int));
-void cblas_sgemm64_(CBLAS_ARGS(int64_t));
-void cblas_sgemm_64(CBLAS_ARGS(int64_t));
 void scipy_cblas_sgemm64_(CBLAS_ARGS(int64_t));
 void scipy_sgemm_(F77_ARGS(int));
-void sgemm_64_(F77_ARGS(int64_t));
 void scipy_sgemm_64_(F77_ARGS(int64_t));
 
 enum { N = 20 };
