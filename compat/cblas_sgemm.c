@@ -28,11 +28,10 @@ static int trans_flag(CBLAS_TRANSPOSE trans)
     }
 }
 
-/* Every call but the tiny ones the gate lets through; its own frame, so theirs is none. */
-static __attribute__((noinline)) void checked_sgemm(int convention, int ilp64, const char *api,
-                                                    CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA,
-                                                    CBLAS_TRANSPOSE TransB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
-                                                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+/* The checks and the hand-off of every call the tiny gate does not let through, for every CBLAS name. */
+static void checked_sgemm(int convention, int ilp64, const char *api, CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA,
+                          CBLAS_TRANSPOSE TransB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                          int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
     const int row_major = layout == CblasRowMajor;
     if (!row_major && layout != CblasColMajor) {

@@ -10,11 +10,10 @@
 #include "sgemm_handoff.h"
 #include "tiledblas.h"
 
-/* Every call but the tiny ones the gate lets through. */
-static __attribute__((noinline)) void checked_sgemm(int convention, int ilp64, const char *api, char transa,
-                                                    char transb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-                                                    int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                                                    int64_t ldc)
+/* The checks and the hand-off of every call the tiny gate does not let through, for every Fortran name. */
+static void checked_sgemm(int convention, int ilp64, const char *api, char transa, char transb, int64_t m, int64_t n,
+                          int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                          float *c, int64_t ldc)
 {
     const int trans_a = tb_parse_trans(transa), trans_b = tb_parse_trans(transb);
     const int info = trans_a < 0 ? 1

@@ -2,7 +2,7 @@
  * The CPU path: whichever BLAS the process would have used without us, one
  * target per naming convention of the SGEMM names (cpu_blas.h). A target is
  * resolved once, on first use:
- *   1. plain LP64 names only: TILEDBLAS_CPU_BLAS (a library, or "builtin");
+ *   1. LP64 names: TILEDBLAS_CPU_BLAS (a library, or "builtin");
  *   2. the next definition of the convention's Fortran SGEMM in load order,
  *      whatever its dlopen scope (resolve.h): preloaded, the program's own;
  *   3. LP64: libopenblas.so.0, then libblas.so.3 (with liblapack.so.3 for the
@@ -188,6 +188,7 @@ static void resolve_lp64(tb_cpu_target *t, const convention *conv)
 }
 
 static void *ilp64_library;
+
 static void load_ilp64_library(void)
 {
     ilp64_library = tb_resolve_own_load("libopenblas64.so.0");
@@ -200,7 +201,9 @@ static void resolve_target(tb_cpu_target *t)
         static int loaded;
         if (!use_next(t, conv)) {
             load_once(&loaded, load_ilp64_library);
-            if (!ilp64_library || (!use_object(t, ilp64_library, conv) && !use_object(t, ilp64_library, &plain_ilp64)))
+            const int used = ilp64_library && (use_object(t, ilp64_library, conv) ||
+                                               use_object(t, ilp64_library, &plain_ilp64));
+            if (!used)
                 TB_WARN_ONCE("no CPU BLAS with 64-bit integers found (libopenblas64.so.0); 64-bit-integer SGEMM "
                              "names use the slow built-in loop on the CPU");
         }
