@@ -188,19 +188,26 @@ static void resolve_lp64(tb_cpu_target *t, const convention *conv)
 }
 
 static void *ilp64_library;
+static int ilp64_loaded;
 
+/* libopenblas64.so.0, if its integers are 64-bit under its plain names or the _64_ ones. */
 static void load_ilp64_library(void)
 {
-    ilp64_library = tb_resolve_own_load("libopenblas64.so.0");
+    void *handle = tb_resolve_own_load("libopenblas64.so.0");
+    if (handle && tb_fortran_width(tb_resolve_in(handle, "isamax_")) != 64 &&
+        tb_fortran_width(tb_resolve_in(handle, "isamax_64_")) != 64) {
+        tb_warn("libopenblas64.so.0 is not a BLAS with 64-bit integers (its isamax says so); not used");
+        handle = NULL;
+    }
+    ilp64_library = handle;
 }
 
 static void resolve_target(tb_cpu_target *t)
 {
     const convention *conv = &conventions[t->convention];
     if (conv->ilp64) {
-        static int loaded;
         if (!use_next(t, conv)) {
-            load_once(&loaded, load_ilp64_library);
+            load_once(&ilp64_loaded, load_ilp64_library);
             const int used = ilp64_library && (use_object(t, ilp64_library, conv) ||
                                                use_object(t, ilp64_library, &plain_ilp64));
             if (!used)
@@ -251,6 +258,21 @@ const char *tb_cpu_backend_ilp64_name(void)
         if (conventions[i].ilp64)
             return resolved(&targets[i])->sgemm ? targets[i].name : "none";
     return "none";
+}
+
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size)
+{
+    void *symbol = tb_resolve_next(name);
+    if (!symbol) {
+        load_once(&ilp64_loaded, load_ilp64_library);
+        symbol = ilp64_library ? tb_resolve_in(ilp64_library, name) : NULL;
+        if (!symbol && ilp64_library)
+            symbol = tb_resolve_in(ilp64_library, plain);
+    }
+    if (!symbol)
+        snprintf(searched, searched_size, "the loaded objects in load order, %s",
+                 ilp64_library ? "libopenblas64.so.0 (also as plain name)" : "no libopenblas64.so.0");
+    return symbol;
 }
 
 void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)

@@ -49,6 +49,12 @@ const char *tb_cpu_backend_ilp64_name(void);
  */
 void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size);
 
+/*
+ * The same for a 64-bit-integer name (plain: its plain spelling): the next
+ * definition in load order, then libopenblas64.so.0 under either name.
+ */
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size);
+
 /* C = beta*C on host memory, reference rules (beta == 0 writes zeros without reading). */
 void tb_scale_c_host(const tb_call *call);
 

@@ -22,8 +22,20 @@ def names(path):
 
 
 listed = set()
+interfaces = {}
 for name in ("blas.txt", "cblas.txt", "lapack.txt", "openblas.txt"):
-    listed |= set(names(name))
+    with open(os.path.join(abi_dir, name)) as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                routine, interface = line.split()[:2]
+                listed.add(routine)
+                interfaces[routine] = interface
+# The 64-bit spellings of every CBLAS and Fortran routine: OpenBLAS's and the reference's.
+for routine, interface in interfaces.items():
+    if interface == "cblas":
+        listed |= {routine + "64_", routine + "_64"}
+    elif interface == "fortran":
+        listed.add(routine + "64_")
 sgemm_names = {"cblas_sgemm", "sgemm_", "cblas_sgemm64_", "sgemm_64_", "cblas_sgemm_64", "scipy_cblas_sgemm",
                "scipy_sgemm_", "scipy_cblas_sgemm64_", "scipy_sgemm_64_"}
 handlers = {"xerbla_", "xerbla_64_", "cblas_xerbla"}

@@ -21,6 +21,7 @@ static void provided(void)
 }
 
 const char *const tb_forward_names[] = {"provided_", "missing_"};
+const char *const tb_forward_plain_names[] = {NULL, NULL};
 _Atomic(void *) tb_forward_slots[2];
 
 void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
@@ -29,6 +30,12 @@ void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
         return (void *)provided;
     snprintf(searched, searched_size, "the test's lookup");
     return NULL;
+}
+
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size)
+{
+    (void)name, (void)plain, (void)searched, (void)searched_size;
+    return NULL; /* no 64-bit name here */
 }
 
 int main(void)
