@@ -1,4 +1,4 @@
-/* Argument checks of the reference SGEMM, shared by cblas_sgemm and sgemm_. */
+/* Argument checks of the reference SGEMM, shared by every SGEMM name. */
 #include "compat.h"
 
 int tb_parse_trans(char trans)
@@ -13,14 +13,15 @@ int tb_parse_trans(char trans)
     }
 }
 
-static int at_least_one(int x)
+static int64_t at_least_one(int64_t x)
 {
     return x > 1 ? x : 1;
 }
 
-int tb_sgemm_dims_error(int trans_a, int trans_b, int m, int n, int k, int lda, int ldb, int ldc)
+int tb_sgemm_dims_error(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                        int64_t ldc)
 {
-    const int rows_a = trans_a ? k : m, rows_b = trans_b ? n : k;
+    const int64_t rows_a = trans_a ? k : m, rows_b = trans_b ? n : k;
     if (m < 0)
         return 3;
     if (n < 0)

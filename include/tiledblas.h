@@ -4,9 +4,13 @@
  * Include this instead of <cblas.h> (the enum values and the cblas_sgemm
  * signature are the standard CBLAS ones, LP64: int dimensions), link with
  * -ltiledblas, or preload libtiledblas.so into a program linked to any BLAS.
+ * The library also exports, and forwards to the CPU BLAS, every other BLAS,
+ * CBLAS and LAPACK routine; declare those with the CPU BLAS's own headers.
  */
 #ifndef TILEDBLAS_H
 #define TILEDBLAS_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +52,22 @@ TILEDBLAS_API void sgemm_(const char *transa, const char *transb, const int *m, 
             const int *ldc);
 
 /*
+ * The same with 64-bit integers (ILP64), under the names OpenBLAS and Julia
+ * use (cblas_sgemm64_, sgemm_64_) and the reference CBLAS and MKL use
+ * (cblas_sgemm_64). Dimensions past INT_MAX are taken whole (on the CPU BLAS);
+ * argument errors go to cblas_xerbla and to xerbla_64_, whose info is 64-bit.
+ */
+TILEDBLAS_API void cblas_sgemm64_(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,
+                    int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+TILEDBLAS_API void cblas_sgemm_64(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE TransA, CBLAS_TRANSPOSE TransB,
+                    int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                    const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+TILEDBLAS_API void sgemm_64_(const char *transa, const char *transb, const int64_t *m, const int64_t *n,
+               const int64_t *k, const float *alpha, const float *a, const int64_t *lda,
+               const float *b, const int64_t *ldb, const float *beta, float *c, const int64_t *ldc);
+
+/*
  * Error handler, called through its global symbol: a program that defines its
  * own cblas_xerbla (or Fortran xerbla_) receives the reports instead, as from
  * the reference CBLAS: invalid dimensions of cblas_sgemm reach xerbla_ first.
@@ -72,6 +92,12 @@ TILEDBLAS_API extern int CBLAS_CallFromC;
 TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */
 TILEDBLAS_API int tiledblas_gpu_available(void);            /* 1 when a usable GPU is present */
 TILEDBLAS_API const char *tiledblas_cpu_backend(void);      /* path or name of the CPU BLAS in use */
+/* Path of the ILP64 (64-bit integer) CPU BLAS, resolved by this call, or "none". */
+TILEDBLAS_API const char *tiledblas_cpu_backend_ilp64(void);
+/* Names the library exports from its symbol lists: its own routines and the forwarded ones. */
+TILEDBLAS_API int tiledblas_abi_exported(void);
+/* Of those, the names forwarded to the CPU BLAS. */
+TILEDBLAS_API int tiledblas_abi_forwarded(void);
 
 /*
  * Where calls on host memory run, for every thread of the process: chosen per

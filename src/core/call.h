@@ -16,9 +16,13 @@
  */
 #define TB_TINY_PATH __attribute__((hot))
 
+struct tb_cpu_target;
+
 /*
  * C = alpha*op(A)*op(B) + beta*C with C m x n, column-major.
  * op(A)(i,p) = trans_a ? a[p + i*lda] : a[i + p*lda], likewise for B.
+ * cpu: the CPU SGEMM of the entry point's naming convention (cpu/cpu_blas.h),
+ * which runs the call, or a part of it, on the CPU; NULL: the plain LP64 one.
  */
 typedef struct tb_call {
     int trans_a, trans_b;
@@ -30,11 +34,12 @@ typedef struct tb_call {
     int ldb;
     float *c;
     int ldc;
+    struct tb_cpu_target *cpu;
 } tb_call;
 
 /* How the application made the call, for the per-call trace; the rest follows from the tb_call. */
 typedef struct tb_origin {
-    const char *api; /* "cblas" or "f77" */
+    const char *api; /* "cblas" or "f77" for the plain LP64 names; else the name called */
     int row_major;   /* the tb_call is its column-major transpose: A and B swapped with their
                         transposes and leading dimensions, M and N too */
 } tb_origin;

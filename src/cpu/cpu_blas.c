@@ -1,10 +1,19 @@
 /*
- * The CPU path: whichever BLAS the process would have used without us.
- * Resolved once, lazily, in this order: the next sgemm_ in the process (when
- * preloaded, the application's own BLAS), TILEDBLAS_CPU_BLAS, libopenblas.so.0,
- * libblas.so.3, and last a simple built-in loop. Never ourselves.
+ * The CPU path: whichever BLAS the process would have used without us, one
+ * target per naming convention of the SGEMM names (cpu_blas.h). A target is
+ * resolved once, on first use:
+ *   1. LP64 names: TILEDBLAS_CPU_BLAS (a library, or "builtin");
+ *   2. the next definition of the convention's Fortran SGEMM in load order,
+ *      whatever its dlopen scope (resolve.h): preloaded, the program's own;
+ *   3. LP64: libopenblas.so.0, then libblas.so.3 (with liblapack.so.3 for the
+ *      forwarders); ILP64: libopenblas64.so.0, under the convention's names or
+ *      the plain ones (Debian's build exports its 64-bit routines so);
+ *   4. a simple built-in loop, with a warning.
+ * A library is used only where its integer width is established and is the
+ * target's (tb_fortran_width): 32-bit integers never reach a 64-bit BLAS, nor
+ * the reverse. Never ourselves. Every object providing a target is pinned.
  *
- * Calls go to that library's sgemm_, or to its cblas_sgemm when it is
+ * Calls go to the library's Fortran SGEMM, or to its CBLAS SGEMM when it is
  * OpenBLAS, which handles its arguments faster: on the H100 machine a 16^3
  * call (465 ns in OpenBLAS alone) took 20-24 ns longer through us that way,
  * 30-33 through its sgemm_. Other CBLAS layers may call sgemm_ by name (the
@@ -18,157 +27,324 @@
 #include <string.h>
 #include <stdlib.h>
 
+#include "abi_tables.h"
 #include "core/config.h"
+#include "core/fork_reset.h"
 #include "core/report.h"
 #include "cpu/cpu_blas.h"
+#include "cpu/resolve.h"
 
-/* Fortran SGEMM with gfortran's hidden string lengths, which every BLAS accepts. */
-typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *m, const int *n,
-                             const int *k, const float *alpha, const float *a, const int *lda,
-                             const float *b, const int *ldb, const float *beta, float *c,
-                             const int *ldc, size_t transa_len, size_t transb_len);
+/* Fortran SGEMM with gfortran's hidden string lengths, which every BLAS accepts: 32- and 64-bit integers. */
+typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                             const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
+                             const float *beta, float *c, const int *ldc, size_t transa_len, size_t transb_len);
+typedef void (*f77_sgemm64_fn)(const char *transa, const char *transb, const int64_t *m, const int64_t *n,
+                               const int64_t *k, const float *alpha, const float *a, const int64_t *lda,
+                               const float *b, const int64_t *ldb, const float *beta, float *c, const int64_t *ldc,
+                               size_t transa_len, size_t transb_len);
+typedef void (*cblas_sgemm64_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, CBLAS_TRANSPOSE trans_b, int64_t m,
+                                 int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                                 int64_t ldb, float beta, float *c, int64_t ldc);
 
-static struct {
-    f77_sgemm_fn sgemm;   /* NULL: built-in loop */
-    tb_cblas_sgemm_fn cblas; /* the same library's CBLAS entry, where it cannot come back to us; else NULL */
-    char name[512];
-} backend;
-static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
-static atomic_int backend_resolved;
+typedef struct {
+    const char *cblas, *fortran, *openblas_config; /* formats of the names; the config's, or NULL */
+    int ilp64;
+} convention;
+#define TB_CONVENTION_ENTRY(index, cblas, fortran, config, wide) {cblas, fortran, config, wide},
+static const convention conventions[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_CONVENTION_ENTRY)};
+static const convention plain_lp64 = {"cblas_%s", "%s_", "openblas_get_config", 0};
+static const convention plain_ilp64 = {"cblas_%s", "%s_", "openblas_get_config", 1};
 
-static int is_ours(void *symbol)
+#define TB_TARGET_ENTRY(index, cblas, fortran, config, wide) {.convention = index, .ilp64 = wide},
+static tb_cpu_target targets[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_TARGET_ENTRY)};
+
+/*
+ * Resolution and library loading, serialised; recursive, as a target's
+ * resolution loads libraries. A child forked while another thread held it
+ * starts with it free (the other thread does not exist there); what it was
+ * resolving is simply resolved again.
+ */
+static pthread_mutex_t targets_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+TB_FREE_IN_CHILD(targets_lock, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
+
+/* Runs `load` once (`*done` set after), under targets_lock. */
+static void load_once(int *done, void (*load)(void))
 {
-    Dl_info theirs, ours;
-    return dladdr(symbol, &theirs) && dladdr((void *)tb_cpu_sgemm, &ours) &&
-           theirs.dli_fbase == ours.dli_fbase;
+    pthread_mutex_lock(&targets_lock);
+    if (!*done) {
+        load();
+        *done = 1;
+    }
+    pthread_mutex_unlock(&targets_lock);
 }
 
-/* `name` from the object `info` describes, where it is defined there; else NULL. */
-static void *symbol_of_object(void *handle, const Dl_info *info, const char *name)
+tb_cpu_target *tb_cpu_target_of(int convention)
 {
-    void *symbol = dlsym(handle, name);
-    Dl_info where;
-    return symbol && dladdr(symbol, &where) && where.dli_fbase == info->dli_fbase ? symbol : NULL;
+    return &targets[convention];
 }
 
-/* OpenBLAS's cblas_sgemm, when the object holding the sgemm_ at `symbol` is OpenBLAS. */
-static tb_cblas_sgemm_fn openblas_cblas(void *symbol)
+static const char *spell(char *out, size_t size, const char *format, const char *routine)
 {
-    Dl_info info;
-    if (!dladdr(symbol, &info) || !info.dli_fname)
-        return NULL;
-    /* A handle on the object already loaded; it stays loaded after dlclose, as whoever loaded it holds it. */
-    void *handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_LOCAL);
-    if (!handle)
-        return NULL;
-    void *cblas = symbol_of_object(handle, &info, "openblas_get_config")
-                      ? symbol_of_object(handle, &info, "cblas_sgemm")
-                      : NULL;
-    dlclose(handle);
-    return (tb_cblas_sgemm_fn)cblas;
+    snprintf(out, size, format, routine);
+    return out;
 }
 
-static int use_symbol(void *symbol, const char *fallback_name)
+/* Takes SGEMM from the object behind `handle` under the names of `conv`, if its width is the target's. */
+static int use_object(tb_cpu_target *t, void *handle, const convention *conv)
 {
-    if (!symbol || is_ours(symbol))
+    char name[64];
+    if (tb_fortran_width(tb_resolve_in(handle, spell(name, sizeof name, conv->fortran, "isamax"))) !=
+        (t->ilp64 ? 64 : 32))
         return 0;
-    Dl_info info;
-    const char *name = dladdr(symbol, &info) && info.dli_fname ? info.dli_fname : fallback_name;
-    backend.sgemm = (f77_sgemm_fn)symbol;
-    backend.cblas = openblas_cblas(symbol);
-    snprintf(backend.name, sizeof backend.name, "%s", name);
+    void *sgemm = tb_resolve_in(handle, spell(name, sizeof name, conv->fortran, "sgemm"));
+    if (!sgemm)
+        return 0;
+    t->sgemm = sgemm;
+    t->cblas = conv->openblas_config && tb_resolve_in(handle, conv->openblas_config)
+                   ? tb_resolve_in(handle, spell(name, sizeof name, conv->cblas, "sgemm"))
+                   : NULL;
+    snprintf(t->name, sizeof t->name, "%s", tb_object_path(sgemm));
     return 1;
 }
 
-/* RTLD_LOCAL keeps the library's symbols out of the global scope, where ours must stay first. */
-static int use_library(const char *soname)
+/* The object where `symbol` is defined, as a handle (the caller closes it). */
+static void *handle_of(const void *symbol)
 {
-    void *handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!handle)
-        return 0;
-    if (use_symbol(dlsym(handle, "sgemm_"), soname))
-        return 1;
-    dlclose(handle);
-    return 0;
+    const char *path = tb_object_path(symbol);
+    return strcmp(path, "?") ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : dlopen(NULL, RTLD_LAZY);
 }
 
-static void find_backend(void)
+static int use_next(tb_cpu_target *t, const convention *conv)
 {
-    if (use_symbol(dlsym(RTLD_NEXT, "sgemm_"), "sgemm_"))
-        return;
-    const char *requested = tb_env("TILEDBLAS_CPU_BLAS");
-    if (requested && *requested) {
-        if (strcmp(requested, "builtin") == 0) {
-            snprintf(backend.name, sizeof backend.name, "builtin");
-            return;
-        }
-        if (use_library(requested))
-            return;
-        tb_warn("TILEDBLAS_CPU_BLAS=%s could not be loaded; trying libopenblas.so.0", requested);
+    char name[64];
+    void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"));
+    void *handle = sgemm ? handle_of(sgemm) : NULL;
+    const int used = handle && use_object(t, handle, conv);
+    if (handle)
+        dlclose(handle);
+    return used;
+}
+
+/*
+ * The LP64 libraries this library loads itself, each once and only when
+ * needed: TILEDBLAS_CPU_BLAS's, and the defaults after the program's own.
+ */
+static struct {
+    int requested_loaded, defaults_loaded;
+    void *requested; /* TILEDBLAS_CPU_BLAS's library */
+    int builtin;     /* TILEDBLAS_CPU_BLAS=builtin */
+    void *defaults[2];
+    char searched[128];
+} lp64;
+
+static void *load_lp64(const char *name)
+{
+    void *handle = tb_resolve_own_load(name);
+    if (handle && tb_fortran_width(tb_resolve_in(handle, "isamax_")) != 32) {
+        tb_warn("%s is not a BLAS with 32-bit integers (its isamax_ says so, or it has none); not used", name);
+        return NULL;
     }
-    if (use_library("libopenblas.so.0") || use_library("libblas.so.3"))
+    return handle;
+}
+
+static void load_requested(void)
+{
+    const char *requested = tb_env("TILEDBLAS_CPU_BLAS");
+    if (!requested || !*requested)
         return;
-    snprintf(backend.name, sizeof backend.name, "builtin");
+    lp64.builtin = strcmp(requested, "builtin") == 0;
+    if (!lp64.builtin && !(lp64.requested = load_lp64(requested)))
+        tb_warn("TILEDBLAS_CPU_BLAS=%s could not be used; trying libopenblas.so.0", requested);
+}
+
+static void load_defaults(void)
+{
+    if ((lp64.defaults[0] = load_lp64("libopenblas.so.0"))) {
+        snprintf(lp64.searched, sizeof lp64.searched, "libopenblas.so.0");
+    } else if ((lp64.defaults[0] = load_lp64("libblas.so.3"))) {
+        lp64.defaults[1] = tb_resolve_own_load("liblapack.so.3");
+        snprintf(lp64.searched, sizeof lp64.searched, "libblas.so.3%s",
+                 lp64.defaults[1] ? " and liblapack.so.3" : " (no liblapack.so.3)");
+    } else {
+        snprintf(lp64.searched, sizeof lp64.searched, "no libopenblas.so.0 nor libblas.so.3");
+    }
+}
+
+static void resolve_lp64(tb_cpu_target *t, const convention *conv)
+{
+    load_once(&lp64.requested_loaded, load_requested);
+    if (lp64.builtin)
+        return;
+    if (lp64.requested && use_object(t, lp64.requested, &plain_lp64))
+        return;
+    if (use_next(t, conv))
+        return;
+    load_once(&lp64.defaults_loaded, load_defaults);
+    for (int i = 0; i < 2 && lp64.defaults[i]; i++)
+        if (use_object(t, lp64.defaults[i], &plain_lp64))
+            return;
     tb_warn("no CPU BLAS found (libopenblas.so.0, libblas.so.3); using the slow built-in loop");
 }
 
-static void resolve_backend(void)
+static void *ilp64_library;
+static int ilp64_loaded;
+
+/* libopenblas64.so.0, if its integers are 64-bit under its plain names or the _64_ ones. */
+static void load_ilp64_library(void)
 {
-    find_backend();
-    atomic_store(&backend_resolved, 1);
+    void *handle = tb_resolve_own_load("libopenblas64.so.0");
+    if (handle && tb_fortran_width(tb_resolve_in(handle, "isamax_")) != 64 &&
+        tb_fortran_width(tb_resolve_in(handle, "isamax_64_")) != 64) {
+        tb_warn("libopenblas64.so.0 is not a BLAS with 64-bit integers (its isamax says so); not used");
+        handle = NULL;
+    }
+    ilp64_library = handle;
+}
+
+static void resolve_target(tb_cpu_target *t)
+{
+    const convention *conv = &conventions[t->convention];
+    if (conv->ilp64) {
+        if (!use_next(t, conv)) {
+            load_once(&ilp64_loaded, load_ilp64_library);
+            const int used = ilp64_library && (use_object(t, ilp64_library, conv) ||
+                                               use_object(t, ilp64_library, &plain_ilp64));
+            if (!used)
+                TB_WARN_ONCE("no CPU BLAS with 64-bit integers found (libopenblas64.so.0); 64-bit-integer SGEMM "
+                             "names use the slow built-in loop on the CPU");
+        }
+    } else {
+        resolve_lp64(t, conv);
+    }
+    if (!t->sgemm)
+        snprintf(t->name, sizeof t->name, "builtin");
+}
+
+static tb_cpu_target *resolved(tb_cpu_target *t)
+{
+    if (!atomic_load_explicit(&t->resolved, memory_order_acquire)) {
+        pthread_mutex_lock(&targets_lock);
+        if (!atomic_load_explicit(&t->resolved, memory_order_relaxed)) {
+            resolve_target(t);
+            atomic_store_explicit(&t->resolved, 1, memory_order_release);
+        }
+        pthread_mutex_unlock(&targets_lock);
+    }
+    return t;
 }
 
 const char *tb_cpu_backend_name(void)
 {
-    pthread_once(&backend_once, resolve_backend);
-    return backend.name;
+    return resolved(&targets[0])->name;
 }
 
 const char *tb_cpu_backend_if_resolved(void)
 {
-    return atomic_load(&backend_resolved) ? backend.name : NULL;
+    for (int i = 0; i < TB_CONVENTION_COUNT; i++)
+        if (atomic_load(&targets[i].resolved))
+            return targets[i].name;
+    return NULL;
 }
 
 tb_cblas_sgemm_fn tb_cpu_backend_cblas(void)
 {
-    pthread_once(&backend_once, resolve_backend);
-    return backend.cblas;
+    return (tb_cblas_sgemm_fn)resolved(&targets[0])->cblas;
+}
+
+const char *tb_cpu_backend_ilp64_name(void)
+{
+    for (int i = 0; i < TB_CONVENTION_COUNT; i++)
+        if (conventions[i].ilp64)
+            return resolved(&targets[i])->sgemm ? targets[i].name : "none";
+    return "none";
+}
+
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size)
+{
+    void *symbol = tb_resolve_next(name);
+    if (!symbol) {
+        load_once(&ilp64_loaded, load_ilp64_library);
+        symbol = ilp64_library ? tb_resolve_in(ilp64_library, name) : NULL;
+        if (!symbol && ilp64_library)
+            symbol = tb_resolve_in(ilp64_library, plain);
+    }
+    if (!symbol)
+        snprintf(searched, searched_size, "the loaded objects in load order, %s",
+                 ilp64_library ? "libopenblas64.so.0 (also as plain name)" : "no libopenblas64.so.0");
+    return symbol;
+}
+
+void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
+{
+    load_once(&lp64.requested_loaded, load_requested);
+    void *symbol = lp64.requested ? tb_resolve_in(lp64.requested, name) : NULL;
+    if (!symbol)
+        symbol = tb_resolve_next(name);
+    if (!symbol)
+        load_once(&lp64.defaults_loaded, load_defaults);
+    for (int i = 0; i < 2 && !symbol && lp64.defaults[i]; i++)
+        symbol = tb_resolve_in(lp64.defaults[i], name);
+    if (!symbol)
+        snprintf(searched, searched_size, "the loaded objects in load order%s, %s",
+                 lp64.requested ? ", TILEDBLAS_CPU_BLAS" : "", lp64.searched);
+    return symbol;
 }
 
 /* Reference loop, accumulated in double; only runs when no CPU BLAS exists. */
-static void builtin_sgemm(const tb_call *c)
+static void builtin_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                          int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    for (int64_t j = 0; j < c->n; j++) {
-        for (int64_t i = 0; i < c->m; i++) {
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t i = 0; i < m; i++) {
             double acc = 0.0;
-            for (int64_t p = 0; p < c->k; p++) {
-                const float a = c->trans_a ? c->a[p + i * c->lda] : c->a[i + p * c->lda];
-                const float b = c->trans_b ? c->b[j + p * c->ldb] : c->b[p + j * c->ldb];
-                acc += (double)a * b;
+            for (int64_t p = 0; p < k; p++) {
+                const float x = trans_a ? a[p + i * lda] : a[i + p * lda];
+                const float y = trans_b ? b[j + p * ldb] : b[p + j * ldb];
+                acc += (double)x * y;
             }
-            float *out = &c->c[i + j * c->ldc];
-            *out = c->beta == 0.0f ? (float)(c->alpha * acc)
-                                   : (float)(c->alpha * acc) + c->beta * *out;
+            float *out = &c[i + j * ldc];
+            *out = beta == 0.0f ? (float)(alpha * acc) : (float)(alpha * acc) + beta * *out;
         }
+    }
+}
+
+void tb_cpu_sgemm64(tb_cpu_target *target, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    const tb_cpu_target *t = resolved(target);
+    if (!t->sgemm) {
+        builtin_sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else if (t->cblas) {
+        ((cblas_sgemm64_fn)t->cblas)(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans,
+                                     trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb, beta, c,
+                                     ldc);
+    } else {
+        const char ta = trans_a ? 'T' : 'N', tb = trans_b ? 'T' : 'N';
+        ((f77_sgemm64_fn)t->sgemm)(&ta, &tb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc, 1, 1);
     }
 }
 
 void tb_cpu_sgemm(const tb_call *c)
 {
-    if (!atomic_load_explicit(&backend_resolved, memory_order_acquire)) /* skips a call per SGEMM */
-        pthread_once(&backend_once, resolve_backend);
-    if (!backend.sgemm) {
-        builtin_sgemm(c);
-        return;
+    tb_cpu_target *t = c->cpu ? c->cpu : &targets[0];
+    if (!atomic_load_explicit(&t->resolved, memory_order_acquire)) /* skips a call per SGEMM */
+        resolved(t);
+    if (t->ilp64) {
+        tb_cpu_sgemm64(t, c->trans_a, c->trans_b, c->m, c->n, c->k, c->alpha, c->a, c->lda, c->b, c->ldb, c->beta,
+                       c->c, c->ldc);
+    } else if (!t->sgemm) {
+        builtin_sgemm(c->trans_a, c->trans_b, c->m, c->n, c->k, c->alpha, c->a, c->lda, c->b, c->ldb, c->beta, c->c,
+                      c->ldc);
+    } else if (t->cblas) {
+        ((tb_cblas_sgemm_fn)t->cblas)(CblasColMajor, c->trans_a ? CblasTrans : CblasNoTrans,
+                                      c->trans_b ? CblasTrans : CblasNoTrans, c->m, c->n, c->k, c->alpha, c->a,
+                                      c->lda, c->b, c->ldb, c->beta, c->c, c->ldc);
+    } else {
+        const char ta = c->trans_a ? 'T' : 'N', tb = c->trans_b ? 'T' : 'N';
+        ((f77_sgemm_fn)t->sgemm)(&ta, &tb, &c->m, &c->n, &c->k, &c->alpha, c->a, &c->lda, c->b, &c->ldb, &c->beta,
+                                 c->c, &c->ldc, 1, 1);
     }
-    if (backend.cblas) {
-        backend.cblas(CblasColMajor, c->trans_a ? CblasTrans : CblasNoTrans, c->trans_b ? CblasTrans : CblasNoTrans,
-                      c->m, c->n, c->k, c->alpha, c->a, c->lda, c->b, c->ldb, c->beta, c->c, c->ldc);
-        return;
-    }
-    const char ta = c->trans_a ? 'T' : 'N', tb = c->trans_b ? 'T' : 'N';
-    backend.sgemm(&ta, &tb, &c->m, &c->n, &c->k, &c->alpha, c->a, &c->lda, c->b, &c->ldb,
-                  &c->beta, c->c, &c->ldc, 1, 1);
 }
 
 void tb_scale_c_host(const tb_call *c)

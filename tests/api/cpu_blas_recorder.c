@@ -17,7 +17,10 @@ typedef void (*f77_sgemm_fn)(const char *transa, const char *transb, const int *
                              const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
                              const float *beta, float *c, const int *ldc, size_t transa_len, size_t transb_len);
 
+typedef int (*isamax_fn)(const int *n, const float *x, const int *incx);
+
 static recorder_call last;
+static isamax_fn openblas_isamax;
 static cblas_sgemm_fn openblas_cblas;
 static f77_sgemm_fn openblas_f77;
 
@@ -29,7 +32,8 @@ static void load_openblas(void)
     void *handle = dlopen(path && *path ? path : "libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     openblas_cblas = handle ? (cblas_sgemm_fn)dlsym(handle, "cblas_sgemm") : NULL;
     openblas_f77 = handle ? (f77_sgemm_fn)dlsym(handle, "sgemm_") : NULL;
-    if (!openblas_cblas || !openblas_f77) {
+    openblas_isamax = handle ? (isamax_fn)dlsym(handle, "isamax_") : NULL;
+    if (!openblas_cblas || !openblas_f77 || !openblas_isamax) {
         fprintf(stderr, "cpu_blas_recorder: OpenBLAS not found: %s\n", dlerror());
         exit(1);
     }
@@ -38,6 +42,13 @@ static void load_openblas(void)
 recorder_call recorder_last(void)
 {
     return last;
+}
+
+/* OpenBLAS's, unrecorded: tiledblas reads the integer width of a CPU BLAS through it. */
+int isamax_(const int *n, const float *x, const int *incx)
+{
+    load_openblas();
+    return openblas_isamax(n, x, incx);
 }
 
 char *openblas_get_config(void)

@@ -2,8 +2,8 @@
  * A program linked to the reference BLAS and CBLAS (netlib), which makes two
  * invalid row-major calls of routines other than sgemm, then says "returned".
  * The reference reports each through its xerbla_ and cblas_xerbla protocol
- * (and exits at the first); preloaded, tiledblas's handlers take their place
- * and must report the same parameter numbers (preload_netlib_errors.sh).
+ * (and exits at the first); preloaded, tiledblas's handlers come first and
+ * must hand each report on to the reference's unchanged (preload_netlib_errors.sh).
  * Prototypes are declared here: the reference's cblas.h may not be installed.
  */
 #include <stdio.h>

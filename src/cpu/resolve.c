@@ -1,0 +1,181 @@
+/*
+ * The resolver (resolve.h). dlsym(RTLD_NEXT, ...) only sees the global scope,
+ * and Python extension modules load their BLAS in a local one; so the loaded
+ * objects are walked in load order (dl_iterate_phdr), each asked for the name
+ * through its own handle, and a definition counts only where dladdr places it
+ * in that very object.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fork_reset.h"
+#include "core/report.h"
+#include "cpu/resolve.h"
+
+/* Objects this library dlopen'ed itself; never unloaded, so their link maps stay valid. */
+enum { OWN_LOADS_MAX = 16 };
+static struct link_map *own_loads[OWN_LOADS_MAX];
+static int own_load_count;
+static pthread_mutex_t own_loads_lock = PTHREAD_MUTEX_INITIALIZER;
+
+TB_FREE_IN_CHILD(own_loads_lock, PTHREAD_MUTEX_INITIALIZER)
+
+static struct link_map *link_map_of_handle(void *handle)
+{
+    struct link_map *map = NULL;
+    return handle && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 ? map : NULL;
+}
+
+static struct link_map *link_map_of_symbol(const void *symbol)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    return symbol && dladdr1(symbol, &info, (void **)&map, RTLD_DL_LINKMAP) ? map : NULL;
+}
+
+static struct link_map *self(void)
+{
+    return link_map_of_symbol((const void *)tb_resolve_next);
+}
+
+static int loaded_by_us(const struct link_map *map)
+{
+    pthread_mutex_lock(&own_loads_lock);
+    int found = 0;
+    for (int i = 0; i < own_load_count && !found; i++)
+        found = own_loads[i] == map;
+    pthread_mutex_unlock(&own_loads_lock);
+    return found;
+}
+
+void *tb_resolve_own_load(const char *name)
+{
+    void *already = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+    void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (already)
+        dlclose(already);
+    struct link_map *map = link_map_of_handle(handle);
+    if (map && !already) {
+        pthread_mutex_lock(&own_loads_lock);
+        if (own_load_count < OWN_LOADS_MAX)
+            own_loads[own_load_count++] = map;
+        pthread_mutex_unlock(&own_loads_lock);
+    }
+    return handle;
+}
+
+const char *tb_object_path(const void *symbol)
+{
+    Dl_info info;
+    return symbol && dladdr(symbol, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname : "?";
+}
+
+void tb_pin(const void *symbol)
+{
+    Dl_info info;
+    if (!symbol || !dladdr(symbol, &info) || !info.dli_fname || !*info.dli_fname)
+        return; /* the executable, which is never unloaded */
+    void *handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    (void)handle; /* the reference is kept on purpose: with NODELETE the object stays */
+}
+
+/* `name` in the object `map` itself, through `handle` (which may also see its dependencies). */
+static void *defined_in(void *handle, const struct link_map *map, const char *name)
+{
+    void *symbol = dlsym(handle, name);
+    return symbol && link_map_of_symbol(symbol) == map ? symbol : NULL;
+}
+
+/* Another libtiledblas (it exports the library's own query), which would forward back: said once, never used. */
+static int is_tiledblas(void *handle, const struct link_map *map)
+{
+    if (!defined_in(handle, map, "tiledblas_abi_exported"))
+        return 0;
+    TB_WARN_ONCE("another copy of libtiledblas is loaded (%s); nothing is forwarded to it",
+                 *map->l_name ? map->l_name : "the executable");
+    return 1;
+}
+
+void *tb_resolve_in(void *handle, const char *name)
+{
+    struct link_map *map = link_map_of_handle(handle);
+    if (!map || map == self() || is_tiledblas(handle, map))
+        return NULL;
+    void *symbol = defined_in(handle, map, name);
+    tb_pin(symbol);
+    return symbol;
+}
+
+/* The loaded objects' names, in load order; "" is the executable. */
+typedef struct {
+    char **names;
+    size_t count, capacity;
+} object_list;
+
+static int collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    object_list *list = data;
+    if (list->count == list->capacity) {
+        size_t capacity = list->capacity ? 2 * list->capacity : 64;
+        char **names = realloc(list->names, capacity * sizeof *names);
+        if (!names)
+            return 1;
+        list->names = names, list->capacity = capacity;
+    }
+    char *copy = strdup(info->dlpi_name ? info->dlpi_name : "");
+    if (!copy)
+        return 1;
+    list->names[list->count++] = copy;
+    return 0;
+}
+
+void *tb_resolve_next(const char *name)
+{
+    object_list list = {0};
+    dl_iterate_phdr(collect, &list);
+    struct link_map *ours = self();
+    void *found = NULL;
+    for (size_t i = 0; i < list.count && !found; i++) {
+        if (i == 0) {
+            /* The executable: its handle searches the global scope, which starts with it. */
+            void *symbol = dlsym(dlopen(NULL, RTLD_LAZY), name);
+            const struct link_map *map = link_map_of_symbol(symbol);
+            found = map && map->l_prev == NULL && map != ours ? symbol : NULL;
+            continue;
+        }
+        void *handle = dlopen(list.names[i], RTLD_LAZY | RTLD_NOLOAD);
+        struct link_map *map = link_map_of_handle(handle);
+        if (map && map != ours && !loaded_by_us(map)) {
+            if (!is_tiledblas(handle, map))
+                found = defined_in(handle, map, name);
+        }
+        if (handle)
+            dlclose(handle);
+    }
+    for (size_t i = 0; i < list.count; i++)
+        free(list.names[i]);
+    free(list.names);
+    tb_pin(found);
+    return found;
+}
+
+/*
+ * isamax of one element, with the count 1 in its low 32 bits and the sign bit
+ * set above: a 32-bit BLAS reads 1 and answers 1; a 64-bit one reads a
+ * negative count and answers 0. Both read the stride 1 either way.
+ */
+int tb_fortran_width(void *isamax)
+{
+    if (!isamax)
+        return 0;
+    typedef int64_t (*isamax_fn)(const int64_t *n, const float *x, const int64_t *incx);
+    const int64_t n = (int64_t)(UINT64_C(0x8000000000000001)), inc = 1;
+    const float x[2] = {1.0f, 2.0f};
+    const int answer = (int)((isamax_fn)isamax)(&n, x, &inc);
+    return answer == 1 ? 32 : answer == 0 ? 64 : 0;
+}

@@ -1,0 +1,39 @@
+/*
+ * Where a name the library does not run itself is defined: the rule shared by
+ * the forwarders, the CPU fallback of every SGEMM name and the default error
+ * handlers (resolve.c).
+ */
+#ifndef TILEDBLAS_CPU_RESOLVE_H
+#define TILEDBLAS_CPU_RESOLVE_H
+
+/*
+ * The definition of `name` the program would reach without tiledblas: the
+ * first loaded object, in load order and whatever its dlopen scope, that
+ * defines the name itself. Skipped: this library, another copy of it (said
+ * once), and the objects this library loaded itself (tb_resolve_own_load).
+ * The object found is pinned (tb_pin). NULL when none defines it.
+ */
+void *tb_resolve_next(const char *name);
+
+/* `name` as defined in the object behind `handle` itself (not a dependency, never this library), pinned; else NULL. */
+void *tb_resolve_in(void *handle, const char *name);
+
+/*
+ * dlopen(name, RTLD_NOW | RTLD_LOCAL), remembering the object as loaded by
+ * this library: tb_resolve_next does not count it as the program's.
+ */
+void *tb_resolve_own_load(const char *name);
+
+/* Keeps the object defining `symbol` loaded for the life of the process (RTLD_NODELETE). */
+void tb_pin(const void *symbol);
+
+/* The path of the object defining `symbol`, or "?". */
+const char *tb_object_path(const void *symbol);
+
+/*
+ * The integer width of the Fortran BLAS whose isamax (its name in `isamax`)
+ * is at `isamax`: 64 or 32, read from how it takes a count; 0 when unknown.
+ */
+int tb_fortran_width(void *isamax);
+
+#endif /* TILEDBLAS_CPU_RESOLVE_H */
