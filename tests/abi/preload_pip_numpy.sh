@@ -22,12 +22,15 @@ has_pip_numpy() { # has_pip_numpy PYTHON: numpy 2 and SciPy importable
     "$1" -c 'import numpy, scipy, sys; sys.exit(int(numpy.__version__.split(".")[0]) < 2)' 2>/dev/null
 }
 
-# make_venv: numpy 2.x and SciPy installed into $venv; 0 on success, 77 where
-# the index cannot be reached or no venv can be made, 1 on any other failure.
+# make_venv: numpy 2.x and SciPy installed into $venv; 0 on success, 77 where no
+# venv can be made or the index cannot be reached (saying which in $why), 1 on
+# any other failure.
 make_venv() {
     rm -rf "$venv"
+    why="python3 -m venv failed (Debian: python3-venv)"
     python3 -m venv "$venv" >"$tmp/venv.log" 2>&1 || { cat "$tmp/venv.log"; return 77; }
     local pip=("$venv/bin/python" -m pip --disable-pip-version-check)
+    why="pip cannot reach the package index"
     PIP_DEFAULT_TIMEOUT=15 PIP_RETRIES=1 "${pip[@]}" index versions numpy >"$tmp/index.log" 2>&1 ||
         { rm -rf "$venv"; return 77; }
     if ! "${pip[@]}" install --quiet 'numpy>=2,<3' scipy >"$tmp/pip.log" 2>&1; then
@@ -47,11 +50,8 @@ if ! has_pip_numpy "$python"; then
     0) ;;
     77)
         python=$(command -v python3)
-        has_pip_numpy "$python" || {
-            echo "SKIP: no numpy from pip: pip cannot reach the package index and $python has no numpy 2 and SciPy"
-            exit 77
-        }
-        echo "pip cannot reach the package index: using $python"
+        has_pip_numpy "$python" || { echo "SKIP: no numpy from pip: $why, and $python has no numpy 2 and SciPy"; exit 77; }
+        echo "$why: using $python"
         ;;
     *)
         echo "FAIL: pip could not install numpy and SciPy into $venv"
