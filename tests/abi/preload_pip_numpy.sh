@@ -18,8 +18,11 @@ mode=$1 library=$2 venv=$3 script=$4 probe=$5
 
 [ "$mode" = gpu ] && skip_without_gpu "$probe"
 
-has_pip_numpy() { # has_pip_numpy PYTHON: numpy 2 and SciPy importable
-    "$1" -c 'import numpy, scipy, sys; sys.exit(int(numpy.__version__.split(".")[0]) < 2)' 2>/dev/null
+has_pip_numpy() { # has_pip_numpy PYTHON: SciPy and pip's numpy 2 (built with scipy-openblas) importable
+    "$1" -c '
+import numpy, scipy, sys
+blas = numpy.__config__.CONFIG["Build Dependencies"]["blas"]["name"]
+sys.exit(int(numpy.__version__.split(".")[0]) < 2 or "scipy-openblas" not in blas)' 2>/dev/null
 }
 
 # make_venv: numpy 2.x and SciPy installed into $venv; 0 on success, 77 where no
@@ -50,7 +53,7 @@ if ! has_pip_numpy "$python"; then
     0) ;;
     77)
         python=$(command -v python3)
-        has_pip_numpy "$python" || { echo "SKIP: no numpy from pip: $why, and $python has no numpy 2 and SciPy"; exit 77; }
+        has_pip_numpy "$python" || { echo "SKIP: no numpy from pip: $why, and $python has no pip numpy 2 and SciPy"; exit 77; }
         echo "$why: using $python"
         ;;
     *)
