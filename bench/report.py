@@ -445,6 +445,14 @@ def nvblas_rows(d):
     return [row(s) for s in d.shapes("e2e-nvblas")]
 
 
+def numpy_rows(d):
+    def row(s):
+        alone, ours = d.one("numpy", "numpy alone", s), d.one("numpy", "numpy + tiledblas", s)
+        return [shape_name(s), fmt_ms(val(alone, "ms")), fmt_tflops(val(alone, "tflops")), fmt_ms(val(ours, "ms")),
+                fmt_tflops(val(ours, "tflops")), fmt_ratio(val(ours, "ratio"))]
+    return [row(s) for s in d.shapes("numpy")]
+
+
 def beta_rows(d):
     def row(s):
         zero, one = d.one("e2e-beta", "tiledblas:gpu beta=0", s), d.one("e2e-beta", "tiledblas:gpu", s)
@@ -517,6 +525,11 @@ def section_e2e(d):
                         "Several threads calling at once, each on its own C, against the same calls made one "
                         "at a time in the same rounds: time per call, and the throughput ratio.",
                         "threads calling at once")
+    lines += subsection("numpy", numpy_rows(d),
+                        ["size", "numpy alone ms", "TFLOP/s", "preloaded ms", "TFLOP/s", "× numpy alone"],
+                        "A float32 `a @ b` as a numpy user runs it (`bench/numpy_matmul.py`): the numpy of the "
+                        "machine's `python3` on its own BLAS, and the same with `LD_PRELOAD=libtiledblas.so`, "
+                        "processes in turns; host arrays in, host array out.", "numpy", steps="numpy")
     return lines + ["![cblas_sgemm host to host](plots/e2e.png)", ""]
 
 

@@ -19,6 +19,8 @@
 #                       shapes    the default kernel on awkward shapes, stream-K tails and
 #                                 every transpose
 #                       tune      every tile shape of the regtile and multistage rungs
+#                       numpy     numpy's float32 matmul (python3's numpy) alone and with the
+#                                 library preloaded, 2048..8192, processes in turns
 #                       sanitize  compute-sanitizer (memcheck, racecheck) on every rung
 #   --deadline S      stop by S seconds after the start: a step whose usual length would
 #                     take it past that is not started (and is reported), a running one
@@ -98,7 +100,7 @@ done
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die_usage "--jobs takes a positive number"
 read -ra step_list <<<"$steps"
 for s in ${step_list[@]+"${step_list[@]}"}; do
-    [[ " test bench policy shapes tune sanitize " == *" $s "* ]] || die_usage "unknown step '$s'"
+    [[ " test bench policy shapes tune numpy sanitize " == *" $s "* ]] || die_usage "unknown step '$s'"
 done
 
 # Paths given relative to where the suite is started from; the work runs from the repository root.
@@ -117,7 +119,7 @@ not_run=() # steps not started
 # Every benchmark step in the order of bench.csv.
 all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12
     e2e-threads timeline policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
-    kernel-trans-col tune)
+    kernel-trans-col tune numpy)
 
 : >"$OUT/build.log"
 
@@ -165,10 +167,17 @@ bench() {
         not_run+=("$name (not built)")
         return
     fi
-    # A step not started (the deadline) keeps an earlier run's result; one that ran replaces it.
-    local not_started=${#not_run[@]}
+    csv_step "$name" "$budget" env ${envs[@]+"${envs[@]}"} "$BENCH" "$@"
+}
+
+# csv_step NAME BUDGET COMMAND...: a benchmark step whose COMMAND takes --csv FILE, into
+# bench.txt and the step's CSV. A step not started (the deadline) keeps an earlier run's
+# result; one that ran replaces it.
+csv_step() {
+    local name=$1 budget=$2 not_started=${#not_run[@]}
+    shift 2
     rm -f "$PARTS/$name.csv.new"
-    step "$name" "$budget" "$LOG" env ${envs[@]+"${envs[@]}"} "$BENCH" "$@" --csv "$PARTS/$name.csv.new"
+    step "$name" "$budget" "$LOG" "$@" --csv "$PARTS/$name.csv.new"
     if ((${#not_run[@]} == not_started)); then
         rm -f "$PARTS/$name.csv"
         [[ -e $PARTS/$name.csv.new ]] && mv "$PARTS/$name.csv.new" "$PARTS/$name.csv"
@@ -471,6 +480,15 @@ fi
 if want tune; then
     bench tune 40 -- --tune --sizes \
         1024,2048,4096,8192,1000,4097x4095x4099,8192x8192x256,8192x128x8192,128x8192x8192,4096x4096x64
+fi
+if want numpy; then
+    # As a numpy user runs it: the python3 on PATH, its own BLAS, the library preloaded.
+    if python3 -c 'import numpy' 2>/dev/null && [[ -e $BUILD/libtiledblas.so ]]; then
+        csv_step numpy 90 python3 "$repo/bench/numpy_matmul.py" "$BUILD/libtiledblas.so"
+    else
+        echo "== numpy: not started, python3 has no numpy or the library was not built" | tee -a "$LOG"
+        not_run+=("numpy (no numpy or no library)")
+    fi
 fi
 if want sanitize; then
     : >"$OUT/sanitize.log"
