@@ -217,17 +217,6 @@ void fake_register(void *p, size_t bytes)
     pthread_mutex_unlock(&fake.lock);
 }
 
-void fake_free(void *p)
-{
-    int kind;
-    size_t bytes;
-    pthread_mutex_lock(&fake.lock);
-    const int found = remove_allocation(p, ~0u, &kind, &bytes);
-    pthread_mutex_unlock(&fake.lock);
-    if (found && kind != FAKE_REGISTERED)
-        unmap(p, bytes);
-}
-
 int fake_library_allocations(fake_kind kind)
 {
     int live = 0;
@@ -405,18 +394,6 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     LOCKED(mem_get_info(free_bytes, total));
 }
 
-cudaError_t cudaDriverGetVersion(int *version)
-{
-    *version = 13000;
-    return cudaSuccess;
-}
-
-cudaError_t cudaRuntimeGetVersion(int *version)
-{
-    *version = 13000;
-    return cudaSuccess;
-}
-
 static cudaError_t create_handle(void **out, int *live, const char *name)
 {
     const cudaError_t status = enter(name, 1, NULL);
@@ -445,10 +422,6 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned flags)
 {
     (void)flags;
     LOCKED(create_handle((void **)stream, &fake.streams, "cudaStreamCreateWithFlags"));
-}
-cudaError_t cudaStreamCreate(cudaStream_t *stream)
-{
-    LOCKED(create_handle((void **)stream, &fake.streams, "cudaStreamCreate"));
 }
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
@@ -546,11 +519,6 @@ cudaError_t cudaGetLastError(void)
     return last;
 }
 
-cudaError_t cudaPeekAtLastError(void)
-{
-    LOCKED(fake.last);
-}
-
 const char *cudaGetErrorString(cudaError_t status)
 {
     switch (status) {
@@ -567,11 +535,6 @@ const char *cudaGetErrorString(cudaError_t status)
     default:
         return "unknown error";
     }
-}
-
-const char *cudaGetErrorName(cudaError_t status)
-{
-    return cudaGetErrorString(status);
 }
 
 /* --- memory --- */
@@ -595,10 +558,6 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags)
 {
     (void)flags;
     LOCKED(allocate(p, size, FAKE_PINNED, "cudaHostAlloc"));
-}
-cudaError_t cudaMallocHost(void **p, size_t size)
-{
-    LOCKED(allocate(p, size, FAKE_PINNED, "cudaMallocHost"));
 }
 cudaError_t cudaMallocManaged(void **p, size_t size, unsigned flags)
 {
@@ -707,19 +666,10 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaM
 {
     LOCKED(copy_2d(dst, count, src, count, count, 1, kind, stream, "cudaMemcpyAsync"));
 }
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    LOCKED(copy_2d(dst, count, src, count, count, 1, kind, NULL, "cudaMemcpy"));
-}
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     LOCKED(copy_2d(dst, dpitch, src, spitch, width, height, kind, stream, "cudaMemcpy2DAsync"));
-}
-cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                         enum cudaMemcpyKind kind)
-{
-    LOCKED(copy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, "cudaMemcpy2D"));
 }
 
 static cudaError_t memset_async(void *p, int value, size_t count, cudaStream_t stream)
@@ -739,10 +689,6 @@ static cudaError_t memset_async(void *p, int value, size_t count, cudaStream_t s
 cudaError_t cudaMemsetAsync(void *p, int value, size_t count, cudaStream_t stream)
 {
     LOCKED(memset_async(p, value, count, stream));
-}
-cudaError_t cudaMemset(void *p, int value, size_t count)
-{
-    LOCKED(memset_async(p, value, count, NULL));
 }
 
 static cudaError_t pointer_attributes(struct cudaPointerAttributes *attributes, const void *p)
@@ -819,17 +765,5 @@ CUresult cuCtxGetCurrent(CUcontext *context)
 CUresult cuCtxSetCurrent(CUcontext context)
 {
     current_context = context;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuInit(unsigned flags)
-{
-    (void)flags;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuDriverGetVersion(int *version)
-{
-    *version = 13000;
     return CUDA_SUCCESS;
 }

@@ -42,7 +42,6 @@ int fake_fired(void);
 /* Memory the test owns, outside the counting. */
 void *fake_alloc(fake_kind kind, size_t bytes);
 void fake_register(void *p, size_t bytes);
-void fake_free(void *p);
 /* Live allocations the library made (not the test's) of a kind; live streams and events. */
 int fake_library_allocations(fake_kind kind);
 int fake_streams(void);
