@@ -38,7 +38,7 @@ static struct {
     long nth, sites, alloc_sites;
     char only[32];
     int fired;
-    cudaError_t sticky, pending, last;
+    cudaError_t sticky, last;
     int unloading;
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -53,6 +53,10 @@ static void unmap(void *p, size_t bytes)
 {
     munmap(p, bytes ? bytes : 1);
 }
+
+/* A deferred error, reported by the next synchronisation of the thread that queued the work: the
+ * library's streams belong to one call at a time, so the thread stands for the streams. */
+static _Thread_local cudaError_t pending;
 
 static const char *const kind_names[FAKE_KINDS] = {"device", "pinned", "managed", "registered"};
 
@@ -87,7 +91,7 @@ void fake_reset(size_t free_bytes)
     fake.nth = fake.sites = fake.alloc_sites = 0;
     fake.only[0] = '\0';
     fake.fired = 0;
-    fake.sticky = fake.pending = fake.last = cudaSuccess;
+    fake.sticky = fake.last = pending = cudaSuccess;
     fake.unloading = 0;
     pthread_mutex_unlock(&fake.lock);
 }
@@ -272,7 +276,7 @@ static cudaError_t enter(const char *name, int allocating, int *spoil)
     case FAKE_STICKY:
         return fake.last = fake.sticky = cudaErrorIllegalAddress;
     case FAKE_DEFERRED:
-        fake.pending = cudaErrorMemoryAllocation;
+        pending = cudaErrorMemoryAllocation;
         if (spoil)
             *spoil = 1;
         return cudaSuccess;
@@ -290,9 +294,9 @@ static cudaError_t enter(const char *name, int allocating, int *spoil)
 static cudaError_t synchronise(const char *name)
 {
     cudaError_t status = enter(name, 0, NULL);
-    if (status == cudaSuccess && fake.pending != cudaSuccess) {
-        status = fake.last = fake.pending;
-        fake.pending = cudaSuccess;
+    if (status == cudaSuccess && pending != cudaSuccess) {
+        status = fake.last = pending;
+        pending = cudaSuccess;
     }
     return status;
 }

@@ -5,7 +5,7 @@
  * copy and every kernel launch against the allocations alive (a range outside
  * them aborts the test), and the Nth fallible call can be made to fail.
  * Streams run synchronously; an error deferred by the injection is reported by
- * the next synchronisation.
+ * the next synchronisation of the thread that queued the failed work.
  */
 #ifndef TB_FAKE_CUDA_H
 #define TB_FAKE_CUDA_H
@@ -18,7 +18,7 @@ typedef enum {
     FAKE_NONE,      /* nothing fails */
     FAKE_PLAIN,     /* the Nth fallible call fails with a per-call error, without effect */
     FAKE_STICKY,    /* the Nth and every later call fail: the context is lost */
-    FAKE_DEFERRED,  /* the Nth call takes effect (a copy's destination gets NaN); the next
+    FAKE_DEFERRED,  /* the Nth call takes effect (a copy's destination gets NaN); the thread's next
                        synchronisation reports out of memory */
     FAKE_OOM,       /* the Nth allocating call (memory, streams, events) is out of memory */
     FAKE_UNLOADING, /* from the Nth call on, the runtime is shutting down with the process */
