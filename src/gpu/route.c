@@ -141,8 +141,8 @@ static tb_fault fault_of(cudaError_t status)
 
 /*
  * What the turn's fault means for the caller. Only a lost context disables the
- * GPU (the warning once, and only for host operands: a call on device operands
- * says it failed itself). At shutdown nothing is said: the process is exiting.
+ * GPU. One warning, unless `quiet`: the caller says it failed itself (a call on
+ * device operands). At shutdown nothing is said: the process is exiting.
  */
 static tb_gpu_status end_turn(gpu_turn *turn, tb_fault fault, cudaError_t status, int quiet)
 {
@@ -293,5 +293,7 @@ tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
     cudaError_t status = begin_turn(&turn, TB_BOTH_LANES); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = tb_direct_time_kernel(tb_gpu_kernel(), n, seconds);
-    return end_turn(&turn, fault_of(status), status, 0);
+    const tb_fault fault = fault_of(status);
+    /* After a failed timing the cost model tries again, and says so when it gives up. */
+    return end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
 }
