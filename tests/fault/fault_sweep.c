@@ -12,9 +12,11 @@
  *
  *   fault_sweep [--stride S]   every configuration, every Sth site
  *   fault_sweep --case NAME    one scenario: half-registered,
- *                              deferred-oom-managed, unloading-in-flight
+ *                              deferred-oom-managed, unloading-in-flight, or
+ *                              registry (the checks themselves catch bad ranges)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
@@ -27,6 +29,7 @@
 
 #include "core/call.h"
 #include "fake_cuda.h"
+#include "kernels.h"
 #include "refblas.h"
 #include "tiledblas.h"
 
@@ -463,6 +466,80 @@ static int sweep(long stride)
     return failures == 0 && faults > 0 ? 0 : 1;
 }
 
+/* --- the registry itself --- */
+
+/* Whether `bad` aborts a fresh child (the registry's verdict on a range outside every allocation). */
+static int aborts(void (*bad)(void))
+{
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        const int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDERR_FILENO);
+        fake_reset(free_bytes_for(STAGED));
+        bad();
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void copy_to_host_memory_as_device(void)
+{
+    static float host[64], source[64];
+    cudaMemcpyAsync(host, source, sizeof host, cudaMemcpyHostToDevice, NULL);
+}
+
+static void copy_past_device_allocation(void)
+{
+    float *device = fake_alloc(FAKE_DEVICE, 64 * sizeof(float));
+    static float source[65];
+    cudaMemcpyAsync(device, source, sizeof source, cudaMemcpyHostToDevice, NULL);
+}
+
+static void kernel_on_host_memory(void)
+{
+    static float a[16], b[16], c[16];
+    const tb_gemm_args args = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .a = a, .lda = 4, .b = b, .ldb = 4, .c = c,
+                               .ldc = 4};
+    tb_kernel_launch(TB_KERNEL_BEST, &args, NULL);
+}
+
+static void kernel_past_device_allocation(void)
+{
+    float *a = fake_alloc(FAKE_DEVICE, 16 * sizeof(float)), *b = fake_alloc(FAKE_DEVICE, 16 * sizeof(float));
+    float *c = fake_alloc(FAKE_MANAGED, 15 * sizeof(float));
+    const tb_gemm_args args = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .a = a, .lda = 4, .b = b, .ldb = 4, .c = c,
+                               .ldc = 4};
+    tb_kernel_launch(TB_KERNEL_BEST, &args, NULL);
+}
+
+/* The registry catches what the sweep relies on it to catch; a range inside an allocation passes. */
+static int registry_checks(void)
+{
+    static const struct {
+        void (*bad)(void);
+        const char *what;
+    } cases[] = {{copy_to_host_memory_as_device, "a copy to host memory named device memory"},
+                 {copy_past_device_allocation, "a copy past the end of a device allocation"},
+                 {kernel_on_host_memory, "a kernel on host memory"},
+                 {kernel_past_device_allocation, "a kernel writing past a managed C"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (!aborts(cases[i].bad)) {
+            printf("FAIL: the registry let %s through\n", cases[i].what);
+            failures++;
+        }
+    fake_reset(free_bytes_for(STAGED));
+    float *device = fake_alloc(FAKE_DEVICE, 64 * sizeof(float));
+    static float source[64];
+    if (cudaMemcpyAsync(device, source, sizeof source, cudaMemcpyHostToDevice, NULL) != cudaSuccess) {
+        printf("FAIL: the registry refused a copy inside a device allocation\n");
+        failures++;
+    }
+    return failures != 0;
+}
+
 /* --- the scenarios of single defects --- */
 
 static int scenario(const char *name)
@@ -475,6 +552,8 @@ static int scenario(const char *name)
         /* Out of memory reported at the synchronisation after the kernel, on managed C, beta != 0. */
         const config cfg = {STAGED, HOST, HOST, MANAGED, COL, N, N, 60, 40, 30, 0.5f, 0, 1};
         check(&cfg, FAKE_DEFERRED, 1, "launch");
+    } else if (strcmp(name, "registry") == 0) {
+        registry_checks();
     } else if (strcmp(name, "unloading-in-flight") == 0) {
         /* The runtime starts shutting down at the kernel of a call on host operands, on each path. */
         const config cfgs[] = {{STAGED, HOST, HOST, HOST, COL, N, N, 64, 48, 40, 0.5f, 0, 1},
