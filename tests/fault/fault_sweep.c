@@ -17,45 +17,24 @@
  *                              registry (the checks themselves catch bad ranges)
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/call.h"
 #include "fake_cuda.h"
-#include "kernels.h"
+#include "fault_call.h"
 #include "refblas.h"
 #include "tiledblas.h"
 
-/* Where an operand lives. */
-typedef enum { HOST, PINNED, DEVICE, MANAGED, HALF_REGISTERED } memory;
 static const char *const memory_names[] = {"host", "pinned", "device", "managed", "half-registered"};
-
-/* The path a configuration's budgets lead host operands to. */
-typedef enum { STAGED, PIPELINED, ROW_BLOCKS, PAGEABLE } path;
 static const char *const path_names[] = {"staged", "pipelined", "row-blocks", "pageable"};
-
-typedef struct {
-    path path;
-    memory a, b, c;
-    int layout, trans_a, trans_b, m, n, k;
-    float beta;
-    int warm;    /* a fault-free call first: the fault hits a library whose buffers exist */
-    int threads; /* 1, or 2: a second thread makes the same call at once, on its own C (both lanes);
-                    column-major, through sgemm_ (gemm_run) */
-} config;
-
-enum { COL = CblasColMajor, ROW = CblasRowMajor, N = CblasNoTrans, T = CblasTrans };
 
 static const config configs[] = {
     {STAGED, HOST, HOST, HOST, COL, N, N, 33, 35, 37, 0.0f, 0, 1},
@@ -82,13 +61,13 @@ static const config configs[] = {
 #define CONFIGS (int)(sizeof configs / sizeof configs[0])
 
 /* The device's free memory the fake reports: a device budget that cuts row blocks, else plenty. */
-static size_t free_bytes_for(path p)
+size_t free_bytes_for(path p)
 {
     const size_t reserve = (size_t)256 << 20; /* the library leaves 1/64 of the 16 GB device */
     return p == ROW_BLOCKS ? reserve + 100000 * sizeof(float) : (size_t)8 << 30;
 }
 
-static void set_environment(path p)
+void set_environment(path p)
 {
     setenv("TILEDBLAS_DEVICE", "gpu", 1);
     setenv("TILEDBLAS_COPY_THREADS", "2", 1);
@@ -99,13 +78,6 @@ static void set_environment(path p)
 }
 
 /* --- operands --- */
-
-typedef struct {
-    float *data;
-    size_t count;
-    int ld;
-    memory where;
-} operand;
 
 /* rows x cols as the layout stores it, with a leading dimension 3 past the least. */
 static operand make(memory where, int layout, int rows, int cols)
@@ -146,14 +118,6 @@ static void fill(operand *op, unsigned *seed)
 
 /* --- one call and its check --- */
 
-typedef struct {
-    config cfg;
-    operand a, b, c;
-    float *c0;   /* C before the call */
-    float *want; /* the reference */
-    float *bound;
-} gemm;
-
 static void ref_abs(const gemm *g, float *out, const float *a, const float *b, const float *c)
 {
     const config *f = &g->cfg;
@@ -169,7 +133,7 @@ static float *copy_of(const operand *op)
     return copy;
 }
 
-static void gemm_make(gemm *g, const config *cfg, unsigned seed)
+void gemm_make(gemm *g, const config *cfg, unsigned seed)
 {
     g->cfg = *cfg;
     const int ta = cfg->trans_a == T, tb = cfg->trans_b == T;
@@ -200,7 +164,7 @@ static void gemm_make(gemm *g, const config *cfg, unsigned seed)
 
 /* Through cblas_sgemm, or sgemm_ for the calls from two threads (column-major): the CBLAS entry
  * writes the error protocol's globals, which the Fortran one leaves alone. */
-static void gemm_run(const gemm *g, float *c)
+void gemm_run(const gemm *g, float *c)
 {
     const config *f = &g->cfg;
     if (f->threads == 2) {
@@ -470,165 +434,6 @@ static int sweep(long stride)
     return failures == 0 && faults > 0 ? 0 : 1;
 }
 
-/* --- the registry itself --- */
-
-/* Whether `bad` aborts a fresh child (the registry's verdict on a range outside every allocation). */
-static int aborts(void (*bad)(void))
-{
-    fflush(stdout);
-    const pid_t pid = fork();
-    if (pid == 0) {
-        const int null = open("/dev/null", O_WRONLY);
-        dup2(null, STDERR_FILENO);
-        fake_reset(free_bytes_for(STAGED));
-        bad();
-        _exit(0);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-}
-
-static void copy_to_host_memory_as_device(void)
-{
-    static float host[64], source[64];
-    cudaMemcpyAsync(host, source, sizeof host, cudaMemcpyHostToDevice, NULL);
-}
-
-static void copy_past_device_allocation(void)
-{
-    float *device = fake_alloc(FAKE_DEVICE, 64 * sizeof(float));
-    static float source[65];
-    cudaMemcpyAsync(device, source, sizeof source, cudaMemcpyHostToDevice, NULL);
-}
-
-static void kernel_on_host_memory(void)
-{
-    static float a[16], b[16], c[16];
-    const tb_gemm_args args = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .a = a, .lda = 4, .b = b, .ldb = 4, .c = c,
-                               .ldc = 4};
-    tb_kernel_launch(TB_KERNEL_BEST, &args, NULL);
-}
-
-static void kernel_past_device_allocation(void)
-{
-    float *a = fake_alloc(FAKE_DEVICE, 16 * sizeof(float)), *b = fake_alloc(FAKE_DEVICE, 16 * sizeof(float));
-    float *c = fake_alloc(FAKE_MANAGED, 15 * sizeof(float));
-    const tb_gemm_args args = {.m = 4, .n = 4, .k = 4, .alpha = 1.0f, .a = a, .lda = 4, .b = b, .ldb = 4, .c = c,
-                               .ldc = 4};
-    tb_kernel_launch(TB_KERNEL_BEST, &args, NULL);
-}
-
-/* The registry catches what the sweep relies on it to catch; a range inside an allocation passes. */
-static int registry_checks(void)
-{
-    static const struct {
-        void (*bad)(void);
-        const char *what;
-    } cases[] = {{copy_to_host_memory_as_device, "a copy to host memory named device memory"},
-                 {copy_past_device_allocation, "a copy past the end of a device allocation"},
-                 {kernel_on_host_memory, "a kernel on host memory"},
-                 {kernel_past_device_allocation, "a kernel writing past a managed C"}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (!aborts(cases[i].bad)) {
-            printf("FAIL: the registry let %s through\n", cases[i].what);
-            failures++;
-        }
-    fake_reset(free_bytes_for(STAGED));
-    float *device = fake_alloc(FAKE_DEVICE, 64 * sizeof(float));
-    static float source[64];
-    if (cudaMemcpyAsync(device, source, sizeof source, cudaMemcpyHostToDevice, NULL) != cudaSuccess) {
-        printf("FAIL: the registry refused a copy inside a device allocation\n");
-        failures++;
-    }
-    return failures != 0;
-}
-
-/* --- exit with calls in flight --- */
-
-#define EXIT_RUNS 6
-#define EXIT_THREADS 3
-
-static atomic_int exit_calls;
-
-static void *call_forever(void *g)
-{
-    for (;;) {
-        gemm_run(g, ((gemm *)g)->c.data);
-        atomic_fetch_add(&exit_calls, 1);
-    }
-    return NULL;
-}
-
-/* What the CUDA runtime's own exit handler does: from now on it is unloading, while its teardown takes a
- * while (the calls in flight meet it). */
-static void runtime_unloads(void)
-{
-    fake_inject(FAKE_UNLOADING, 1, NULL);
-    const struct timespec teardown = {0, 20 * 1000 * 1000};
-    nanosleep(&teardown, NULL);
-}
-
-/* A program whose main returns while three threads make GPU calls, the runtime unloading under them. */
-static void exit_with_calls_in_flight(void)
-{
-    static const config cfg = {STAGED, HOST, HOST, HOST, COL, N, N, 48, 40, 36, 0.5f, 0, 1};
-    set_environment(cfg.path);
-    setenv("TILEDBLAS_VERBOSE", "2", 1); /* a trace line per call names its path */
-    fake_reset(free_bytes_for(cfg.path));
-    if (!tiledblas_gpu_available())
-        _exit(4);
-    atexit(runtime_unloads);
-    static gemm calls[EXIT_THREADS];
-    for (int i = 0; i < EXIT_THREADS; i++) {
-        gemm_make(&calls[i], &cfg, 100u + (unsigned)i);
-        pthread_t thread;
-        if (pthread_create(&thread, NULL, call_forever, &calls[i]) != 0)
-            _exit(5);
-    }
-    while (atomic_load(&exit_calls) < 10 * EXIT_THREADS)
-        sched_yield();
-    exit(0);
-}
-
-/* Each run ends, within the alarm, with no call turned into CPU work and no warning. */
-static void exit_in_flight(void)
-{
-    for (int run = 0; run < EXIT_RUNS; run++) {
-        FILE *log = tmpfile();
-        if (!log)
-            exit(2);
-        fflush(stdout);
-        const pid_t pid = fork();
-        if (pid == 0) {
-            alarm(60);
-            dup2(fileno(log), STDERR_FILENO);
-            exit_with_calls_in_flight();
-        }
-        int status;
-        waitpid(pid, &status, 0);
-        char line[1024];
-        int bad = 0, traced = 0;
-        rewind(log);
-        while (fgets(line, sizeof line, log)) {
-            traced += strstr(line, "path=gpu") != NULL;
-            bad += strstr(line, "path=cpu") != NULL || strstr(line, "warning") != NULL;
-        }
-        fclose(log);
-        const int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-        if (!clean || bad || !traced) {
-            printf("FAIL: exit with calls in flight, run %d: %s, %d GPU calls traced, %d lines of CPU work "
-                   "or warnings\n",
-                   run + 1,
-                   WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "hung"
-                   : clean                                             ? "exited"
-                                                                       : "ended abnormally",
-                   traced, bad);
-            failures++;
-        }
-    }
-}
-
 /* --- the scenarios of single defects --- */
 
 static int scenario(const char *name)
@@ -642,9 +447,9 @@ static int scenario(const char *name)
         const config cfg = {STAGED, HOST, HOST, MANAGED, COL, N, N, 60, 40, 30, 0.5f, 0, 1};
         check(&cfg, FAKE_DEFERRED, 1, "launch");
     } else if (strcmp(name, "exit-in-flight") == 0) {
-        exit_in_flight();
+        failures += fault_exit_in_flight();
     } else if (strcmp(name, "registry") == 0) {
-        registry_checks();
+        failures += fault_registry_checks();
     } else if (strcmp(name, "unloading-in-flight") == 0) {
         /* The runtime starts shutting down at the kernel of a call on host operands, on each path. */
         const config cfgs[] = {{STAGED, HOST, HOST, HOST, COL, N, N, 64, 48, 40, 0.5f, 0, 1},
