@@ -1,8 +1,9 @@
 /*
- * Sorting CUDA statuses (fault.h). Sticky errors, as the CUDA runtime's
- * documentation names them, leave the context unusable: every later call
- * returns them, and the process must start again to use the GPU. Other errors
- * concern the call that returned them. The runtime unloading (the process is
+ * Sorting CUDA statuses (fault.h). Sticky errors, those the CUDA runtime's
+ * documentation says leave the process in an inconsistent state, with those
+ * that mean the device or its driver is gone (and an unknown error), leave
+ * the context unusable: every later call returns them, and the process must
+ * start again to use the GPU. Other errors concern the call that returned them. The runtime unloading (the process is
  * exiting, its destructors run while calls are in flight) is neither: the
  * call should end without more work.
  */
@@ -29,6 +30,8 @@ static int is_sticky(cudaError_t status)
     case cudaErrorECCUncorrectable:
     case cudaErrorNvlinkUncorrectable:
     case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
     case cudaErrorExternalDevice:
     case cudaErrorContextIsDestroyed:
     case cudaErrorDevicesUnavailable:
