@@ -1,6 +1,7 @@
 /*
- * A host operand whose first half is registered with CUDA (cudaHostRegister)
- * is not pinned as a whole: the call must be computed (its copies cannot treat
+ * A host operand whose first half is registered with CUDA (cudaHostRegister,
+ * whole pages from the one holding its first element) is not pinned as a
+ * whole: the call must be computed (its copies cannot treat
  * the span as pinned), the GPU must stay in use, and a call on device pointers
  * right after must compute C. Run with TILEDBLAS_DEVICE=gpu. Exits 77
  * (skipped) when CUDA sees no device or tiledblas cannot use it.
@@ -10,8 +11,9 @@
 #include "tiledblas.h"
 
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
+#include <unistd.h>
 
 static tb_tally tally;
 
@@ -23,7 +25,16 @@ static int cuda_ok(cudaError_t status, const char *action)
     return 0;
 }
 
-/* The call with A's storage, guards included, half registered. */
+/* The pages holding the first half of A's elements, from the one holding the first. */
+static void first_half_pages(const tb_matrix *a, void **start, size_t *bytes)
+{
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), first = (uintptr_t)a->data;
+    const uintptr_t end = first + a->count * sizeof(float) / 2;
+    *start = (void *)(first & ~(page - 1));
+    *bytes = (size_t)(((end + page - 1) & ~(page - 1)) - (first & ~(page - 1)));
+}
+
+/* The call with the first half of A registered: A spans past the registered range. */
 static void half_registered_call(tb_rng *rng)
 {
     tb_gemm_case gc = {.layout = TB_COL_MAJOR, .trans_a = TB_NO_TRANS, .trans_b = TB_NO_TRANS,
@@ -31,14 +42,16 @@ static void half_registered_call(tb_rng *rng)
     tb_case_set_ld(&gc, 3, 1, 2);
     tb_gemm_operands ops;
     tb_operands_make(&ops, &gc, rng);
-    const size_t half = tb_matrix_alloc_count(&ops.a) * sizeof(float) / 2;
-    if (!cuda_ok(cudaHostRegister(ops.a.base, half, cudaHostRegisterDefault), "cudaHostRegister")) {
+    void *start;
+    size_t bytes;
+    first_half_pages(&ops.a, &start, &bytes);
+    if (!cuda_ok(cudaHostRegister(start, bytes, cudaHostRegisterDefault), "cudaHostRegister")) {
         tb_tally_record(&tally, 0, "half-registered A: registering");
         tb_operands_free(&ops);
         return;
     }
     tb_tally_record(&tally, tb_run_case(&gc, &ops, "half-registered A") == 0, "half-registered A");
-    cudaHostUnregister(ops.a.base);
+    cudaHostUnregister(start);
     tb_operands_free(&ops);
     tb_tally_record(&tally, tiledblas_gpu_available(), "the GPU still in use after the half-registered call");
 }
