@@ -1,10 +1,10 @@
 /*
  * A host operand whose first half is registered with CUDA (cudaHostRegister,
  * whole pages from the one holding its first element) is not pinned as a
- * whole: the call must be computed (its copies cannot treat
- * the span as pinned), the GPU must stay in use, and a call on device pointers
- * right after must compute C. Run with TILEDBLAS_DEVICE=gpu. Exits 77
- * (skipped) when CUDA sees no device or tiledblas cannot use it.
+ * whole: the call must be computed (its copies cannot treat the span as
+ * pinned), the GPU must stay in use, and a call on device pointers right after
+ * must compute C. Run with TILEDBLAS_DEVICE=gpu. Exits 77 (skipped) when CUDA
+ * sees no device or tiledblas cannot use it.
  */
 #include "refblas.h"
 #include "testutil.h"
