@@ -18,7 +18,10 @@ tb_residency tb_find_residency(const tb_call *call, int reads_ab, int below_floo
         if (!tb_process_has_cuda()) /* asked only now: it walks the loaded objects */
             return where;
         int device = -1;
-        const tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
+        tb_mem_kind kind = tb_gpu_mem_kind(operands[i], &device);
+        /* Pinned only as a whole: a span partly registered is copied as pageable memory. */
+        if (kind == TB_MEM_PINNED && !tb_gpu_pinned_span(operands[i], spans[i]))
+            kind = TB_MEM_HOST;
         if (kind == TB_MEM_PINNED)
             where.pinned |= bits[i];
         if (kind == TB_MEM_HOST || kind == TB_MEM_PINNED)

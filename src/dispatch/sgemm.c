@@ -93,10 +93,16 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
                                          ? tb_gpu_sgemm_on(where.device, call, resident, &done)
                                          : tb_gpu_sgemm(call, resident, where.pinned, &done);
         on_gpu = status == TB_GPU_OK;
-        /* Out of memory comes from the fit check or the workspace allocation, before C is written: where
-         * every operand in GPU memory is managed, the CPU BLAS can read them and does the call. */
-        if (!on_gpu && resident && !(status == TB_GPU_NO_MEMORY && where.cpu_readable)) {
-            tb_warn("SGEMM on device-resident operands failed on the GPU; C may be incomplete");
+        /* The process is exiting and CUDA with it: the call ends here, neither computed on the CPU (whose
+         * BLAS may be going too) nor reported. */
+        if (status == TB_GPU_SHUTDOWN)
+            return;
+        /* What the GPU left is done on the CPU only where C holds nothing it cannot account for, and the
+         * CPU can read every operand: managed ones while the context lives. */
+        if (!on_gpu && (done.c_unknown || (resident && !(where.cpu_readable && status != TB_GPU_FAILED)))) {
+            tb_warn("SGEMM on device-resident operands failed on the GPU (%s); C %s",
+                    status == TB_GPU_FAILED ? tb_gpu_unusable_reason() : "the GPU stays in use",
+                    done.c_unknown ? "may hold part of the product" : "was not updated");
             return;
         }
         if (!on_gpu) {

@@ -292,6 +292,22 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
     return type == CU_MEMORYTYPE_DEVICE ? TB_MEM_DEVICE : type == CU_MEMORYTYPE_HOST ? TB_MEM_PINNED : TB_MEM_HOST;
 }
 
+/* The allocation's range, as the driver knows it: a span reaching past it is not pinned as a whole, and the
+ * copy engines refuse it. */
+int tb_gpu_pinned_span(const void *p, size_t bytes)
+{
+    pthread_once(&driver.once, find_driver);
+    CUdeviceptr start = 0;
+    size_t size = 0;
+    CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+    void *values[2] = {&start, &size};
+    const uintptr_t first = (uintptr_t)p;
+    if (!driver.pointer_attributes ||
+        driver.pointer_attributes(2, attributes, values, (CUdeviceptr)first) != CUDA_SUCCESS)
+        return 0;
+    return first >= start && first - start <= size && bytes <= size - (first - start);
+}
+
 int tb_gpu_device(void)
 {
     return gpu.device;

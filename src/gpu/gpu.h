@@ -6,14 +6,17 @@
 #ifndef TILEDBLAS_GPU_GPU_H
 #define TILEDBLAS_GPU_GPU_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/call.h"
 
 typedef enum {
     TB_GPU_OK = 0,
-    TB_GPU_NO_MEMORY, /* this call does not fit; the GPU stays usable */
-    TB_GPU_FAILED     /* any other CUDA error; the GPU (or the other device) is disabled for the process */
+    TB_GPU_NO_MEMORY,   /* this call does not fit; the GPU stays usable */
+    TB_GPU_CALL_FAILED, /* this call failed on every GPU path it was tried on; the GPU stays usable */
+    TB_GPU_FAILED,      /* the context is lost; the GPU (or the other device) is disabled */
+    TB_GPU_SHUTDOWN     /* CUDA is being torn down with the exiting process: nothing more is computed */
 } tb_gpu_status;
 
 typedef enum {
@@ -29,6 +32,8 @@ enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
 /* Whether the GPU path can run; initialises CUDA on first use. */
 int tb_gpu_usable(void);
 const char *tb_gpu_unusable_reason(void);
+/* Whether [p, p + bytes) lies in one pinned or registered host allocation (p is pinned memory). */
+int tb_gpu_pinned_span(const void *p, size_t bytes);
 /* Whether the CUDA driver is loaded: without it no pointer can be a device pointer. */
 int tb_process_has_cuda(void);
 /* Where p lives and, unless host memory, on which device (ask only when tb_process_has_cuda()). */
@@ -44,10 +49,13 @@ const char *tb_gpu_refusal(int device);
 /*
  * What of C is final after a GPU path stopped: rows [0, rows_done) wholly, and
  * rows [rows_done, rows_done + block_rows) in columns [0, cols_done). Nothing
- * else has been written.
+ * else has been written, or only where beta == 0 (computing it again gives
+ * the same), unless c_unknown: C in device memory may hold part of the
+ * product and could not be put back, so nothing can finish the call.
  */
 typedef struct tb_gpu_progress {
     int64_t rows_done, block_rows, cols_done;
+    int c_unknown;
 } tb_gpu_progress;
 
 /* Runs the call with the configured kernel; operands named in `resident` are used in place, those

@@ -36,6 +36,8 @@ static cudaError_t allocate_pinned(void **p, size_t bytes)
 static kept_buffer workspaces[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
 static kept_buffer pinned_buffers[TB_GPU_LANES] = {{NULL, 0, allocate_pinned, cudaFreeHost},
                                                    {NULL, 0, allocate_pinned, cudaFreeHost}};
+/* A copy of a C in device memory taken before the kernel writes it (tb_gpu_c_copy). */
+static kept_buffer c_copies[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
 _Static_assert(TB_GPU_LANES == 2, "one initialiser per lane");
 
 /* Leave the driver and the application this much of the device, at least 256 MB. */
@@ -180,20 +182,36 @@ cudaError_t tb_gpu_copy_block(float *dst, int64_t dst_ld, const float *src, int6
     return cudaSuccess;
 }
 
+cudaError_t tb_gpu_c_copy(size_t floats, float **base)
+{
+    return grow(&c_copies[tb_gpu_lane()], floats, base);
+}
+
+static cudaError_t release(kept_buffer *buffer)
+{
+    const cudaError_t status = buffer->base ? buffer->release(buffer->base) : cudaSuccess;
+    buffer->base = NULL;
+    buffer->bytes = 0;
+    return status;
+}
+
 /* Under a device cap the second lane keeps nothing between calls: the first would have less for good. */
 cudaError_t tb_gpu_release_large_workspace(void)
 {
     const int lane = tb_gpu_lane();
     kept_buffer *workspace = &workspaces[lane];
+    /* The copy of C is kept only where it is small beside what the device keeps. */
+    if (c_copies[lane].bytes > tb_gpu_kept_bytes() / 16 || tb_config_get()->device_mb) {
+        const cudaError_t status = release(&c_copies[lane]);
+        if (status != cudaSuccess)
+            return status;
+    }
     const int capped_second = lane != 0 && tb_config_get()->device_mb;
     /* Another lane holding more than is kept releases it itself, at the end of its call. */
     const size_t others = held_by_other_lanes(lane), kept = tb_gpu_kept_bytes();
     if (workspace->bytes + (others > kept ? 0 : others) <= kept && !(capped_second && workspace->bytes))
         return cudaSuccess;
-    const cudaError_t status = workspace->release(workspace->base);
-    workspace->base = NULL;
-    workspace->bytes = 0;
-    return status;
+    return release(workspace);
 }
 
 void tb_gpu_budget_turn_begin(void)

@@ -1,7 +1,8 @@
 /*
  * One GPU call from start to end: its turn (a lane, the application's
- * current context saved and put back, errors sorted into out-of-memory and
- * fatal), which lane it may take, and which path runs it: device operands the
+ * current context saved and put back, errors sorted by fault.c: a call that
+ * failed is tried once more, on a plainer path, and only a lost context
+ * disables the GPU), which lane it may take, and which path runs it: device operands the
  * direct path; host operands the staged path when small, the pipelined path
  * when large (TILEDBLAS_PIPELINE_MIN_FLOPS), the direct path's plain copies
  * when neither fits the pinned staging.
@@ -13,6 +14,7 @@
 #include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/direct.h"
+#include "gpu/fault.h"
 #include "gpu/gpu.h"
 #include "gpu/host_copy.h"
 #include "gpu/lanes.h"
@@ -123,50 +125,166 @@ static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes)
     turn->lane = tb_lane_take(lanes);
     tb_gpu_context_save(&turn->saved);
     tb_gpu_budget_turn_begin();
-    return cudaSetDevice(tb_gpu_device());
+    const cudaError_t status = cudaSetDevice(tb_gpu_device());
+    /* Once more after a per-call error. */
+    return status != cudaSuccess && tb_fault_of(status) == TB_FAULT_CALL ? cudaSetDevice(tb_gpu_device()) : status;
 }
 
-/* Out of memory leaves the GPU usable (later calls may fit); any other error disables it. */
-static tb_gpu_status end_turn(gpu_turn *turn, cudaError_t status)
+/* The fault behind a path's status; out of memory only because the device could not say is that error. */
+static tb_fault fault_of(cudaError_t status)
 {
-    tb_gpu_status result = TB_GPU_OK;
     const cudaError_t refusal = tb_gpu_budget_refusal();
     if (status == cudaErrorMemoryAllocation && refusal != cudaSuccess)
-        status = refusal; /* out of memory only because the device could not say */
-    if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError(); /* not sticky */
+        status = refusal;
+    return tb_fault_of(status);
+}
+
+/*
+ * What the turn's fault means for the caller. Only a lost context disables the
+ * GPU. One warning, unless `quiet`: the caller says it failed itself (a call on
+ * device operands). At shutdown nothing is said: the process is exiting.
+ */
+static tb_gpu_status end_turn(gpu_turn *turn, tb_fault fault, cudaError_t status, int quiet)
+{
+    tb_gpu_status result = TB_GPU_OK;
+    switch (fault) {
+    case TB_FAULT_NONE:
+        break;
+    case TB_FAULT_NO_MEMORY:
         result = TB_GPU_NO_MEMORY;
-    } else if (status != cudaSuccess) {
+        break;
+    case TB_FAULT_CALL:
+        result = TB_GPU_CALL_FAILED;
+        if (!quiet)
+            TB_WARN_ONCE("a GPU call failed (%s); the CPU BLAS finished it, and the GPU stays in use",
+                         cudaGetErrorString(status));
+        break;
+    case TB_FAULT_CONTEXT:
         tb_gpu_disable("CUDA error", status);
         /* Once: calls already waiting for their turn fail the same way. */
-        TB_WARN_ONCE("GPU path failed (%s); this and later calls use the CPU BLAS", tb_gpu_unusable_reason());
+        if (!quiet)
+            TB_WARN_ONCE("GPU path failed (%s); this and later calls use the CPU BLAS", tb_gpu_unusable_reason());
         result = TB_GPU_FAILED;
+        break;
+    case TB_FAULT_SHUTDOWN:
+        result = TB_GPU_SHUTDOWN;
+        break;
     }
     tb_gpu_context_restore(&turn->saved);
     tb_lane_give(turn->lane, turn->lanes);
     return result;
 }
 
+/*
+ * A kernel writes a C in device memory in place: with beta != 0 a failed call
+ * could not be done again from it, so it is copied first (where memory allows;
+ * without the copy, a failure after the kernel leaves C unknown).
+ */
+typedef struct {
+    float *copy;
+    int64_t ld;
+} c_keeper;
+
+static cudaError_t keep_c(const tb_call *call, unsigned resident, c_keeper *keeper)
+{
+    keeper->copy = NULL;
+    keeper->ld = call->m;
+    if (!(resident & TB_RESIDENT_C) || call->beta == 0.0f)
+        return cudaSuccess;
+    /* The application may still be writing C on its own streams. */
+    cudaError_t status = cudaDeviceSynchronize();
+    if (status != cudaSuccess)
+        return status;
+    if (tb_gpu_c_copy((size_t)call->m * (size_t)call->n, &keeper->copy) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: the call runs without the copy */
+        keeper->copy = NULL;
+        return cudaSuccess;
+    }
+    status = tb_gpu_copy_block(keeper->copy, keeper->ld, call->c, call->ldc, call->m, call->n,
+                               cudaMemcpyDeviceToDevice, tb_gpu_stream());
+    if (status == cudaSuccess)
+        status = cudaStreamSynchronize(tb_gpu_stream());
+    return status;
+}
+
+/* After a failed attempt that did not lose the context: whether C is as the caller gave it again. */
+static int c_restored(const tb_call *call, unsigned resident, const c_keeper *keeper)
+{
+    if (!(resident & TB_RESIDENT_C) || call->beta == 0.0f)
+        return 1;
+    if (!keeper->copy)
+        return 0;
+    const cudaError_t status = tb_gpu_copy_block(call->c, call->ldc, keeper->copy, keeper->ld, call->m, call->n,
+                                                 cudaMemcpyDeviceToDevice, tb_gpu_stream());
+    return status == cudaSuccess && cudaStreamSynchronize(tb_gpu_stream()) == cudaSuccess;
+}
+
+/*
+ * Device operands: the direct path, tried again once after a fault that left
+ * the context working (C put back first where the kernel may have written it).
+ */
+static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel, tb_gpu_progress *progress,
+                             cudaError_t *status)
+{
+    c_keeper keeper = {NULL, call->m};
+    int kept = 0;
+    tb_fault fault = TB_FAULT_NONE;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        if (!kept)
+            kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
+        if (kept)
+            fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel));
+        if (fault != TB_FAULT_CALL && fault != TB_FAULT_NO_MEMORY)
+            break;
+        if (kept && !c_restored(call, resident, &keeper)) {
+            progress->c_unknown = 1;
+            break;
+        }
+    }
+    return fault;
+}
+
+/*
+ * Host operands: after a per-call error before any of C was final, the call
+ * runs again on the first lane's plainest path (pageable copies, no staging),
+ * which does not use pinned memory the first attempt may have been refused.
+ */
+static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const tb_pipeline_plan *admitted,
+                         tb_gpu_progress *progress, cudaError_t *status)
+{
+    tb_fault fault = fault_of(*status = run_on_host_operands(call, pinned, kernel, admitted, progress));
+    if (fault == TB_FAULT_CALL && tb_gpu_lane() == 0 && progress->rows_done == 0 && progress->cols_done == 0) {
+        *progress = (tb_gpu_progress){0, call->m, 0, 0};
+        fault = fault_of(*status = tb_direct_sgemm(call, 0, kernel));
+    }
+    return fault;
+}
+
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress)
 {
+    *progress = (tb_gpu_progress){0, call->m, 0, 0};
+    if (tb_fault_shutting_down())
+        return TB_GPU_SHUTDOWN;
     const int kernel = tb_gpu_kernel();
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
-    *progress = (tb_gpu_progress){0, call->m, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
     if (status == cudaSuccess && tb_gpu_lane() != 0 && !second_lane_runs(call, kernel, &admitted)) {
         /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
-        end_turn(&turn, cudaSuccess);
+        end_turn(&turn, TB_FAULT_NONE, cudaSuccess, 1);
         status = begin_turn(&turn, TB_FIRST_LANE);
     }
-    if (status == cudaSuccess)
-        status = resident ? tb_direct_sgemm(call, resident, kernel)
-                          : run_on_host_operands(call, pinned, kernel, &admitted, progress);
-    if (status == cudaSuccess) {
-        *progress = (tb_gpu_progress){call->m, 0, 0};
-        status = tb_gpu_release_large_workspace();
+    tb_fault fault = fault_of(status);
+    if (fault == TB_FAULT_NONE)
+        fault = resident ? run_resident(call, resident, kernel, progress, &status)
+                         : run_host(call, pinned, kernel, &admitted, progress, &status);
+    if (fault == TB_FAULT_NONE) {
+        *progress = (tb_gpu_progress){call->m, 0, 0, 0};
+        /* C is complete: a failure to release memory concerns later calls only. */
+        if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
+            tb_gpu_disable("CUDA error", status);
     }
-    return end_turn(&turn, status);
+    return end_turn(&turn, fault, status, resident != 0);
 }
 
 tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
@@ -175,5 +293,7 @@ tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
     cudaError_t status = begin_turn(&turn, TB_BOTH_LANES); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = tb_direct_time_kernel(tb_gpu_kernel(), n, seconds);
-    return end_turn(&turn, status);
+    const tb_fault fault = fault_of(status);
+    /* After a failed timing the cost model tries again, and says so when it gives up. */
+    return end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
 }

@@ -1,0 +1,54 @@
+/*
+ * A simulated CUDA runtime and driver (fake_cuda.c), built as a library named
+ * libcuda.so.1 so that the library's host code finds it where it looks for the
+ * driver. "Device" memory is host memory; an allocation registry checks every
+ * copy and every kernel launch against the allocations alive (a range outside
+ * them aborts the test), and the Nth fallible call can be made to fail.
+ * Streams run synchronously; an error deferred by the injection is reported by
+ * the next synchronisation of the thread that queued the failed work.
+ */
+#ifndef TB_FAKE_CUDA_H
+#define TB_FAKE_CUDA_H
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+typedef enum {
+    FAKE_NONE,      /* nothing fails */
+    FAKE_PLAIN,     /* the Nth fallible call fails with a per-call error, without effect */
+    FAKE_STICKY,    /* the Nth and every later call fail: the context is lost */
+    FAKE_DEFERRED,  /* the Nth call takes effect (a copy's destination gets NaN); the thread's next
+                       synchronisation reports out of memory */
+    FAKE_OOM,       /* the Nth allocating call (memory, streams, events) is out of memory */
+    FAKE_UNLOADING, /* from the Nth call on, the runtime is shutting down with the process */
+    FAKE_MODES
+} fake_mode;
+
+typedef enum { FAKE_DEVICE, FAKE_PINNED, FAKE_MANAGED, FAKE_REGISTERED, FAKE_KINDS } fake_kind;
+
+const char *fake_mode_name(fake_mode mode);
+
+/* A fresh runtime: no allocation, no error; the device reports `free_bytes` free. */
+void fake_reset(size_t free_bytes);
+/* From now on count fallible calls (only those named `only`, when given) and fail the nth in `mode`. */
+void fake_inject(fake_mode mode, long nth, const char *only);
+/* Calls counted since fake_inject: fallible ones, and those of them that allocate. */
+long fake_sites(void);
+long fake_alloc_sites(void);
+/* Whether the injected fault fired. */
+int fake_fired(void);
+
+/* Memory the test owns, outside the counting. */
+void *fake_alloc(fake_kind kind, size_t bytes);
+void fake_register(void *p, size_t bytes);
+/* Live allocations the library made (not the test's) of a kind; live streams and events. */
+int fake_library_allocations(fake_kind kind);
+int fake_streams(void);
+int fake_events(void);
+
+/* For the simulated kernels: a launch site (counted, may fail) and the range checks of a launch. */
+cudaError_t fake_launch(cudaStream_t stream);
+void fake_check_device(const void *p, size_t bytes, const char *what);
+
+#endif /* TB_FAKE_CUDA_H */

@@ -1,0 +1,62 @@
+/*
+ * One configured SGEMM of the fault harness (fault_sweep.c): where its
+ * operands live, the path its budgets lead to, its operands and reference;
+ * and the scenarios that run beside the sweep (fault_exit.c,
+ * fault_registry.c).
+ */
+#ifndef TB_FAULT_CALL_H
+#define TB_FAULT_CALL_H
+
+#include <stddef.h>
+
+#include "tiledblas.h"
+
+/* Where an operand lives. */
+typedef enum { HOST, PINNED, DEVICE, MANAGED, HALF_REGISTERED } memory;
+
+/* The path a configuration's budgets lead host operands to. */
+typedef enum { STAGED, PIPELINED, ROW_BLOCKS, PAGEABLE } path;
+
+typedef struct {
+    path path;
+    memory a, b, c;
+    int layout, trans_a, trans_b, m, n, k;
+    float beta;
+    int warm;    /* a fault-free call first: the fault hits a library whose buffers exist */
+    int threads; /* 1, or 2: a second thread makes the same call at once, on its own C (both lanes);
+                    column-major, through sgemm_ (gemm_run) */
+} config;
+
+enum { COL = CblasColMajor, ROW = CblasRowMajor, N = CblasNoTrans, T = CblasTrans };
+
+/* One operand as stored: `count` floats at `data`, leading dimension `ld`. */
+typedef struct {
+    float *data;
+    size_t count;
+    int ld;
+    memory where;
+} operand;
+
+/* A call: its configuration, operands, C as it was, the reference and the element-wise bound. */
+typedef struct {
+    config cfg;
+    operand a, b, c;
+    float *c0;   /* C before the call */
+    float *want; /* the reference */
+    float *bound;
+} gemm;
+
+/* The device's free memory the fake reports for a path's budgets, and the path's TILEDBLAS_* variables. */
+size_t free_bytes_for(path p);
+void set_environment(path p);
+/* Operands in their memory, filled from `seed`, with C's reference and error bound. */
+void gemm_make(gemm *g, const config *cfg, unsigned seed);
+/* The call with C at `c`. */
+void gemm_run(const gemm *g, float *c);
+
+/* Main returns while three threads make GPU calls (fault_exit.c); the registry's checks
+ * (fault_registry.c): each returns the failures it printed. */
+int fault_exit_in_flight(void);
+int fault_registry_checks(void);
+
+#endif /* TB_FAULT_CALL_H */
