@@ -296,14 +296,14 @@ tb_mem_kind tb_gpu_mem_kind(const void *p, int *device)
  * copy engines refuse it. */
 int tb_gpu_pinned_span(const void *p, size_t bytes)
 {
-    pthread_once(&driver.once, find_driver);
+    const driver_entries *entries = find_driver();
     CUdeviceptr start = 0;
     size_t size = 0;
     CUpointer_attribute attributes[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
     void *values[2] = {&start, &size};
     const uintptr_t first = (uintptr_t)p;
-    if (!driver.pointer_attributes ||
-        driver.pointer_attributes(2, attributes, values, (CUdeviceptr)first) != CUDA_SUCCESS)
+    if (!entries || !entries->pointer_attributes ||
+        entries->pointer_attributes(2, attributes, values, (CUdeviceptr)first) != CUDA_SUCCESS)
         return 0;
     return first >= start && first - start <= size && bytes <= size - (first - start);
 }

@@ -4,38 +4,53 @@
  * current context put back after. They take the direct path on the device's
  * own stream, made on the first such call, with device memory of their own
  * (the lanes hold memory of the first device): no lane, so that calls on
- * different devices run side by side. An error other than out of memory
- * disables that device alone.
+ * different devices run side by side. Faults are sorted as on the first
+ * device (fault.c); one that loses the context disables that device alone.
+ * No copy of C is kept here: with beta != 0, C after a failure may hold part
+ * of the product, and nothing computes the call again on it.
  */
 #include <cuda_runtime_api.h>
 
 #include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/direct.h"
+#include "gpu/fault.h"
 #include "gpu/gpu.h"
 
 tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident, tb_gpu_progress *progress)
 {
-    *progress = (tb_gpu_progress){0, call->m, 0};
+    *progress = (tb_gpu_progress){.block_rows = call->m};
     tb_gpu_context saved;
     tb_gpu_context_save(&saved);
     cudaError_t status = tb_gpu_enter_device(device);
+    tb_fault fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status);
     if (status == cudaSuccess) {
         status = tb_direct_sgemm(call, resident, tb_gpu_kernel());
+        fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status); /* asked on that device */
         tb_gpu_leave_device();
     }
     tb_gpu_status result = TB_GPU_OK;
-    if (status == cudaSuccess) {
-        *progress = (tb_gpu_progress){call->m, 0, 0};
-    } else if (status == cudaErrorMemoryAllocation) {
-        cudaGetLastError(); /* not sticky */
+    switch (fault) {
+    case TB_FAULT_NONE:
+        *progress = (tb_gpu_progress){.rows_done = call->m};
+        break;
+    case TB_FAULT_NO_MEMORY:
         result = TB_GPU_NO_MEMORY;
-    } else {
+        break;
+    case TB_FAULT_CALL:
+        result = TB_GPU_CALL_FAILED;
+        break;
+    case TB_FAULT_SHUTDOWN:
+        result = TB_GPU_SHUTDOWN;
+        break;
+    case TB_FAULT_CONTEXT:
         tb_gpu_device_failed(device, status);
         TB_WARN_ONCE("GPU path failed on device %d (%s); calls on its memory are refused from now on", device,
                      cudaGetErrorString(status));
         result = TB_GPU_FAILED;
+        break;
     }
+    progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f;
     tb_gpu_context_restore(&saved);
     return result;
 }

@@ -558,6 +558,12 @@ cudaError_t cudaMalloc(void **p, size_t size)
 {
     LOCKED(allocate(p, size, FAKE_DEVICE, "cudaMalloc"));
 }
+/* Stream-ordered allocation: the fake's streams run synchronously, so at once. */
+cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
+{
+    (void)stream;
+    LOCKED(allocate(p, size, FAKE_DEVICE, "cudaMallocAsync"));
+}
 cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags)
 {
     (void)flags;
@@ -583,6 +589,11 @@ static cudaError_t release(void *p, unsigned kinds, const char *what)
 cudaError_t cudaFree(void *p)
 {
     LOCKED(release(p, 1u << FAKE_DEVICE | 1u << FAKE_MANAGED, "cudaFree"));
+}
+cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
+{
+    (void)stream;
+    LOCKED(release(p, 1u << FAKE_DEVICE, "cudaFreeAsync"));
 }
 cudaError_t cudaFreeHost(void *p)
 {
