@@ -118,7 +118,7 @@ static void *handle_of(const void *symbol)
 static int use_next(tb_cpu_target *t, const convention *conv)
 {
     char name[64];
-    void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"));
+    void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"), NULL);
     void *handle = sgemm ? handle_of(sgemm) : NULL;
     const int used = handle && use_object(t, handle, conv);
     if (handle)
@@ -260,9 +260,9 @@ const char *tb_cpu_backend_ilp64_name(void)
     return "none";
 }
 
-void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size)
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, int *shared, char *searched, size_t searched_size)
 {
-    void *symbol = tb_resolve_next(name);
+    void *symbol = tb_resolve_next(name, shared);
     if (!symbol) {
         load_once(&ilp64_loaded, load_ilp64_library);
         symbol = ilp64_library ? tb_resolve_in(ilp64_library, name) : NULL;
@@ -275,12 +275,13 @@ void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, s
     return symbol;
 }
 
-void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
+void *tb_cpu_lookup(const char *name, int *shared, char *searched, size_t searched_size)
 {
     load_once(&lp64.requested_loaded, load_requested);
+    *shared = 1;
     void *symbol = lp64.requested ? tb_resolve_in(lp64.requested, name) : NULL;
     if (!symbol)
-        symbol = tb_resolve_next(name);
+        symbol = tb_resolve_next(name, shared);
     if (!symbol)
         load_once(&lp64.defaults_loaded, load_defaults);
     for (int i = 0; i < 2 && !symbol && lp64.defaults[i]; i++)

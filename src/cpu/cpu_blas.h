@@ -44,16 +44,19 @@ const char *tb_cpu_backend_ilp64_name(void);
 
 /*
  * A routine's definition for a forwarder: TILEDBLAS_CPU_BLAS's library, the
- * next definition in load order (resolve.h), then the CPU BLAS libraries.
- * NULL when none has it; `searched` then says what was searched.
+ * definition the program would reach in its loaded objects (resolve.h), then
+ * the CPU BLAS libraries. NULL when none has it; `searched` then says what was
+ * searched. *shared is 0 where the program's objects define the name in
+ * several local scopes, so that each caller reaches its own
+ * (tb_resolve_in_caller): the answer is then the first of them in load order.
  */
-void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size);
+void *tb_cpu_lookup(const char *name, int *shared, char *searched, size_t searched_size);
 
 /*
- * The same for a 64-bit-integer name (plain: its plain spelling): the next
- * definition in load order, then libopenblas64.so.0 under either name.
+ * The same for a 64-bit-integer name (plain: its plain spelling): the
+ * program's definition, then libopenblas64.so.0 under either name.
  */
-void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size);
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, int *shared, char *searched, size_t searched_size);
 
 /* C = beta*C on host memory, reference rules (beta == 0 writes zeros without reading). */
 void tb_scale_c_host(const tb_call *call);
