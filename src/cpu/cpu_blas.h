@@ -35,11 +35,22 @@ void tb_cpu_sgemm64(tb_cpu_target *target, int trans_a, int trans_b, int64_t m, 
                     const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
 const char *tb_cpu_backend_name(void);
-/* The name of the first convention's backend a call has needed (plain LP64 first), or NULL while none has. */
-const char *tb_cpu_backend_if_resolved(void);
+/*
+ * The CPU BLAS libraries resolved so far, without resolving any: each once,
+ * with the conventions it serves ("/lib/libopenblas.so.0 (plain) + /x.so
+ * (scipy, scipy64)"), into `out`. Returns how many; 0 while none is.
+ */
+int tb_cpu_backends_describe(char *out, size_t size);
 /* The backend's own cblas_sgemm, which cannot come back to us (OpenBLAS); else NULL. */
 tb_cblas_sgemm_fn tb_cpu_backend_cblas(void);
-/* The ILP64 backend's path, resolving it; "none" when only the built-in loop is left. */
+/* Records a call by one of `t`'s names, a 64-bit-integer convention's: tb_cpu_backend_ilp64_name answers for it. */
+void tb_cpu_note_ilp64_call(const tb_cpu_target *t);
+/*
+ * The ILP64 backend's path, resolving it: that of the convention of the latest
+ * call by a 64-bit-integer SGEMM name (a program's ILP64 calls go there);
+ * before any, the first ILP64 convention's. "none" when only the built-in
+ * loop is left.
+ */
 const char *tb_cpu_backend_ilp64_name(void);
 
 /*
