@@ -1,11 +1,13 @@
 /*
  * The lazy entry of every forwarder (x86-64, System V): reached on a name's
- * first call with the name's slot index in %r11d and the caller's arguments
- * still in place. Saves every register that can carry an argument (the six
- * integer ones, %xmm0-7, and %rax, whose %al counts the vector registers of a
- * variadic call), asks tb_forward_resolve for the target (which also stores
- * it in the slot, so later calls jump there directly), restores them and
- * jumps to the target as if it had been called.
+ * first call, and on every call of a name whose target depends on the caller,
+ * with the name's slot index in %r11d, the caller's arguments still in place
+ * and its return address at (%rsp). Saves every register that can carry an
+ * argument (the six integer ones, %xmm0-7, and %rax, whose %al counts the
+ * vector registers of a variadic call), asks tb_forward_resolve for the
+ * target of this caller (which also stores it in the slot where it is every
+ * caller's, so later calls jump there directly), restores them and jumps to
+ * the target as if it had been called.
  */
     .text
     .globl tb_forward_lazy
@@ -36,6 +38,7 @@ tb_forward_lazy:
     movaps %xmm6, 160(%rsp)
     movaps %xmm7, 176(%rsp)
     movl %r11d, %edi
+    movq 8(%rbp), %rsi
     call tb_forward_resolve
     movq %rax, %r11
     movq 0(%rsp), %rdi

@@ -14,6 +14,8 @@ void tb_sgemm_handoff(tb_cpu_target *cpu, const tb_origin *origin, int trans_a, 
                       int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                       float *c, int64_t ldc)
 {
+    if (cpu->ilp64)
+        tb_cpu_note_ilp64_call(cpu);
     if (!(fits_int(m) && fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc))) {
         tb_cpu_sgemm64(cpu, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;

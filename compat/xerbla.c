@@ -119,7 +119,7 @@ void cblas_xerbla(int info, const char *routine, const char *form, ...)
     va_start(args, form);
     vsnprintf(message, sizeof message, form, args);
     va_end(args);
-    void *next = tb_resolve_next("cblas_xerbla");
+    void *next = tb_resolve_next("cblas_xerbla", NULL);
     if (next) {
         /* It maps a row-major number itself, from the RowMajorStrg set for it. */
         ((cblas_xerbla_fn)next)(info, routine, "%s", message);
@@ -156,7 +156,7 @@ static void report_f77(const char *srname, int64_t info, size_t srname_len)
 
 void xerbla_(const char *srname, const int *info, size_t srname_len)
 {
-    void *next = tb_resolve_next("xerbla_");
+    void *next = tb_resolve_next("xerbla_", NULL);
     if (next)
         ((xerbla_fn)next)(srname, info, srname_len);
     else
@@ -165,7 +165,7 @@ void xerbla_(const char *srname, const int *info, size_t srname_len)
 
 void xerbla_64_(const char *srname, const int64_t *info, size_t srname_len)
 {
-    void *next = tb_resolve_next("xerbla_64_");
+    void *next = tb_resolve_next("xerbla_64_", NULL);
     if (next)
         ((xerbla64_fn)next)(srname, info, srname_len);
     else

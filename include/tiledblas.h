@@ -92,7 +92,11 @@ TILEDBLAS_API extern int CBLAS_CallFromC;
 TILEDBLAS_API const char *tiledblas_version(void);          /* "0.1.0" */
 TILEDBLAS_API int tiledblas_gpu_available(void);            /* 1 when a usable GPU is present */
 TILEDBLAS_API const char *tiledblas_cpu_backend(void);      /* path or name of the CPU BLAS in use */
-/* Path of the ILP64 (64-bit integer) CPU BLAS, resolved by this call, or "none". */
+/*
+ * Path of the ILP64 (64-bit integer) CPU BLAS, resolved by this call, or
+ * "none": that of the naming convention of the latest call by a 64-bit-integer
+ * SGEMM name (cblas_sgemm64_ and sgemm_64_ before any).
+ */
 TILEDBLAS_API const char *tiledblas_cpu_backend_ilp64(void);
 /* Names the library exports from its symbol lists: its own routines and the forwarded ones. */
 TILEDBLAS_API int tiledblas_abi_exported(void);

@@ -47,16 +47,20 @@ typedef void (*cblas_sgemm64_fn)(CBLAS_LAYOUT layout, CBLAS_TRANSPOSE trans_a, C
                                  int64_t ldb, float beta, float *c, int64_t ldc);
 
 typedef struct {
+    const char *name;                              /* as conventions.txt names it */
     const char *cblas, *fortran, *openblas_config; /* formats of the names; the config's, or NULL */
     int ilp64;
 } convention;
-#define TB_CONVENTION_ENTRY(index, cblas, fortran, config, wide) {cblas, fortran, config, wide},
+#define TB_CONVENTION_ENTRY(index, name, cblas, fortran, config, wide) {name, cblas, fortran, config, wide},
 static const convention conventions[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_CONVENTION_ENTRY)};
-static const convention plain_lp64 = {"cblas_%s", "%s_", "openblas_get_config", 0};
-static const convention plain_ilp64 = {"cblas_%s", "%s_", "openblas_get_config", 1};
+static const convention plain_lp64 = {"plain", "cblas_%s", "%s_", "openblas_get_config", 0};
+static const convention plain_ilp64 = {"plain", "cblas_%s", "%s_", "openblas_get_config", 1};
 
-#define TB_TARGET_ENTRY(index, cblas, fortran, config, wide) {.convention = index, .ilp64 = wide},
+#define TB_TARGET_ENTRY(index, name, cblas, fortran, config, wide) {.convention = index, .ilp64 = wide},
 static tb_cpu_target targets[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_TARGET_ENTRY)};
+
+/* The convention of the latest call by a 64-bit-integer SGEMM name; -1 before any. */
+static atomic_int latest_ilp64 = -1;
 
 /*
  * Resolution and library loading, serialised; recursive, as a target's
@@ -118,7 +122,7 @@ static void *handle_of(const void *symbol)
 static int use_next(tb_cpu_target *t, const convention *conv)
 {
     char name[64];
-    void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"));
+    void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"), NULL);
     void *handle = sgemm ? handle_of(sgemm) : NULL;
     const int used = handle && use_object(t, handle, conv);
     if (handle)
@@ -239,12 +243,38 @@ const char *tb_cpu_backend_name(void)
     return resolved(&targets[0])->name;
 }
 
-const char *tb_cpu_backend_if_resolved(void)
+/* Appends to the text in out[size], of which *used is taken; what does not fit is cut. */
+static void append(char *out, size_t size, size_t *used, const char *format, const char *text)
 {
-    for (int i = 0; i < TB_CONVENTION_COUNT; i++)
-        if (atomic_load(&targets[i].resolved))
-            return targets[i].name;
-    return NULL;
+    if (*used < size)
+        *used += (size_t)snprintf(out + *used, size - *used, format, text);
+}
+
+static int same_library(int i, int j)
+{
+    return atomic_load(&targets[j].resolved) && strcmp(targets[j].name, targets[i].name) == 0;
+}
+
+int tb_cpu_backends_describe(char *out, size_t size)
+{
+    int libraries = 0;
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < TB_CONVENTION_COUNT; i++) {
+        int listed = !atomic_load(&targets[i].resolved);
+        for (int j = 0; j < i && !listed; j++)
+            listed = same_library(i, j);
+        if (listed)
+            continue;
+        append(out, size, &used, libraries ? " + %s" : "%s", targets[i].name);
+        append(out, size, &used, " (%s", conventions[i].name);
+        for (int j = i + 1; j < TB_CONVENTION_COUNT; j++)
+            if (same_library(i, j))
+                append(out, size, &used, ", %s", conventions[j].name);
+        append(out, size, &used, "%s", ")");
+        libraries++;
+    }
+    return libraries;
 }
 
 tb_cblas_sgemm_fn tb_cpu_backend_cblas(void)
@@ -252,17 +282,26 @@ tb_cblas_sgemm_fn tb_cpu_backend_cblas(void)
     return (tb_cblas_sgemm_fn)resolved(&targets[0])->cblas;
 }
 
-const char *tb_cpu_backend_ilp64_name(void)
+void tb_cpu_note_ilp64_call(const tb_cpu_target *t)
 {
-    for (int i = 0; i < TB_CONVENTION_COUNT; i++)
-        if (conventions[i].ilp64)
-            return resolved(&targets[i])->sgemm ? targets[i].name : "none";
-    return "none";
+    if (atomic_load_explicit(&latest_ilp64, memory_order_relaxed) != t->convention)
+        atomic_store_explicit(&latest_ilp64, t->convention, memory_order_relaxed);
 }
 
-void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, size_t searched_size)
+const char *tb_cpu_backend_ilp64_name(void)
 {
-    void *symbol = tb_resolve_next(name);
+    int convention = atomic_load_explicit(&latest_ilp64, memory_order_relaxed);
+    for (int i = 0; i < TB_CONVENTION_COUNT && convention < 0; i++)
+        if (conventions[i].ilp64)
+            convention = i;
+    if (convention < 0)
+        return "none";
+    return resolved(&targets[convention])->sgemm ? targets[convention].name : "none";
+}
+
+void *tb_cpu_lookup_ilp64(const char *name, const char *plain, int *shared, char *searched, size_t searched_size)
+{
+    void *symbol = tb_resolve_next(name, shared);
     if (!symbol) {
         load_once(&ilp64_loaded, load_ilp64_library);
         symbol = ilp64_library ? tb_resolve_in(ilp64_library, name) : NULL;
@@ -275,12 +314,13 @@ void *tb_cpu_lookup_ilp64(const char *name, const char *plain, char *searched, s
     return symbol;
 }
 
-void *tb_cpu_lookup(const char *name, char *searched, size_t searched_size)
+void *tb_cpu_lookup(const char *name, int *shared, char *searched, size_t searched_size)
 {
     load_once(&lp64.requested_loaded, load_requested);
+    *shared = 1;
     void *symbol = lp64.requested ? tb_resolve_in(lp64.requested, name) : NULL;
     if (!symbol)
-        symbol = tb_resolve_next(name);
+        symbol = tb_resolve_next(name, shared);
     if (!symbol)
         load_once(&lp64.defaults_loaded, load_defaults);
     for (int i = 0; i < 2 && !symbol && lp64.defaults[i]; i++)

@@ -1,9 +1,10 @@
 /*
- * The resolver (resolve.h). dlsym(RTLD_NEXT, ...) only sees the global scope,
- * and Python extension modules load their BLAS in a local one; so the loaded
- * objects are walked in load order (dl_iterate_phdr), each asked for the name
- * through its own handle, and a definition counts only where dladdr places it
- * in that very object.
+ * The resolver (resolve.h). The global scope is searched as the dynamic
+ * linker searches it (dlsym with RTLD_DEFAULT, then RTLD_NEXT past this
+ * library). It only sees the global scope, and Python extension modules load
+ * their BLAS in a local one; so the loaded objects are then walked in load
+ * order (dl_iterate_phdr), each asked for the name through its own handle,
+ * and a definition counts only where dladdr places it in that very object.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -134,34 +135,85 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
-void *tb_resolve_next(const char *name)
+/* An object whose definitions count as the program's: not this library, another copy of it, or one it loaded. */
+static int counts(void *handle, struct link_map *map)
+{
+    return map && map != self() && !loaded_by_us(map) && !is_tiledblas(handle, map);
+}
+
+/* The handle of the loaded object `map` (the executable's searches the global scope); the caller closes it. */
+static void *handle_of_map(const struct link_map *map)
+{
+    return map->l_prev == NULL ? dlopen(NULL, RTLD_LAZY) : dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+/*
+ * `name` in the global scope, besides this library: the first definition
+ * there, which every caller reaches. The global scope before this library is
+ * RTLD_DEFAULT's answer when that is not ours; after it, RTLD_NEXT's.
+ */
+static void *global_definition(const char *name)
+{
+    void *symbol = dlsym(RTLD_DEFAULT, name);
+    if (symbol && link_map_of_symbol(symbol) == self())
+        symbol = dlsym(RTLD_NEXT, name);
+    struct link_map *map = link_map_of_symbol(symbol);
+    if (!map)
+        return NULL;
+    void *handle = handle_of_map(map);
+    const int counted = handle && counts(handle, map);
+    if (handle)
+        dlclose(handle);
+    return counted ? symbol : NULL;
+}
+
+/* The first object in load order that defines `name` itself, whatever its scope; *more: another one does too. */
+static void *first_definition(const char *name, int *more)
 {
     object_list list = {0};
     dl_iterate_phdr(collect, &list);
-    struct link_map *ours = self();
     void *found = NULL;
-    for (size_t i = 0; i < list.count && !found; i++) {
-        if (i == 0) {
-            /* The executable: its handle searches the global scope, which starts with it. */
-            void *symbol = dlsym(dlopen(NULL, RTLD_LAZY), name);
-            const struct link_map *map = link_map_of_symbol(symbol);
-            found = map && map->l_prev == NULL && map != ours ? symbol : NULL;
-            continue;
-        }
+    *more = 0;
+    /* The executable (first) is in the global scope, which global_definition has searched. */
+    for (size_t i = 1; i < list.count && !*more; i++) {
         void *handle = dlopen(list.names[i], RTLD_LAZY | RTLD_NOLOAD);
         struct link_map *map = link_map_of_handle(handle);
-        if (map && map != ours && !loaded_by_us(map)) {
-            if (!is_tiledblas(handle, map))
-                found = defined_in(handle, map, name);
-        }
+        void *symbol = counts(handle, map) ? defined_in(handle, map, name) : NULL;
+        if (symbol && found)
+            *more = 1;
+        else if (symbol)
+            found = symbol;
         if (handle)
             dlclose(handle);
     }
     for (size_t i = 0; i < list.count; i++)
         free(list.names[i]);
     free(list.names);
+    return found;
+}
+
+void *tb_resolve_next(const char *name, int *shared)
+{
+    int more = 0;
+    void *found = global_definition(name);
+    if (!found)
+        found = first_definition(name, &more);
+    if (shared)
+        *shared = !more;
     tb_pin(found);
     return found;
+}
+
+void *tb_resolve_in_caller(const char *name, const void *caller)
+{
+    struct link_map *map = link_map_of_symbol(caller);
+    void *handle = map ? handle_of_map(map) : NULL;
+    void *own = handle && counts(handle, map) ? defined_in(handle, map, name) : NULL;
+    if (handle)
+        dlclose(handle);
+    tb_pin(caller);
+    tb_pin(own);
+    return own;
 }
 
 /*

@@ -7,13 +7,28 @@
 #define TILEDBLAS_CPU_RESOLVE_H
 
 /*
- * The definition of `name` the program would reach without tiledblas: the
- * first loaded object, in load order and whatever its dlopen scope, that
- * defines the name itself. Skipped: this library, another copy of it (said
- * once), and the objects this library loaded itself (tb_resolve_own_load).
- * The object found is pinned (tb_pin). NULL when none defines it.
+ * The definition of `name` the program would reach without tiledblas. A
+ * reference binds to the first definition in the global scope (the
+ * executable, the preloaded and linked libraries, those dlopen'ed
+ * RTLD_GLOBAL), else to one in the caller's own local dlopen scope. So: the
+ * global scope's definition where there is one; else the first loaded object,
+ * in load order, that defines the name itself. Skipped: this library, another
+ * copy of it (said once), and the objects this library loaded itself
+ * (tb_resolve_own_load). The object found is pinned (tb_pin). NULL when none
+ * defines it. *shared (unless NULL) is 1 when every caller reaches the answer
+ * (a global definition, or the only one), 0 when two or more objects outside
+ * the global scope define the name: a caller in one of them then reaches its
+ * own (tb_resolve_in_caller).
  */
-void *tb_resolve_next(const char *name);
+void *tb_resolve_next(const char *name, int *shared);
+
+/*
+ * `name` as defined in the object that holds the address `caller` itself
+ * (never this library, another copy of it, or an object it loaded), pinned;
+ * else NULL. The calling object is pinned too, so that an answer remembered
+ * for it stays true.
+ */
+void *tb_resolve_in_caller(const char *name, const void *caller);
 
 /* `name` as defined in the object behind `handle` itself (not a dependency, never this library), pinned; else NULL. */
 void *tb_resolve_in(void *handle, const char *name);

@@ -1,6 +1,7 @@
 /*
  * The exit summary (TILEDBLAS_VERBOSE >= 1), assembled here where what it
- * tells is known: the calls and GFLOP per path, the CPU BLAS, the cost
+ * tells is known: the calls and GFLOP per path, the CPU BLAS libraries
+ * resolved (each with the naming conventions it serves), the cost
  * model's measured constants and the classes of calls auto mode measured.
  * Nothing calls into this file: its destructor runs at exit, which a shared
  * library always links in. A process that accounted no call (none made, or
@@ -24,14 +25,15 @@ __attribute__((destructor)) static void print_summary(void)
     const tb_totals totals = tb_report_totals();
     if (totals.calls[0] + totals.calls[1] == 0 || tb_config_get()->verbose < 1)
         return;
-    /* The backend is named only once a call has resolved it: exit must not load a BLAS. */
-    const char *backend = tb_cpu_backend_if_resolved();
+    /* Only the backends calls have resolved are named: exit must not load a BLAS. */
+    char backends[2048];
+    const int libraries = tb_cpu_backends_describe(backends, sizeof backends);
     char costs[256];
     const int measured = tb_cost_model_describe(costs, sizeof costs);
     fprintf(stderr, "tiledblas: summary: gpu %lu calls %.3f GFLOP, cpu %lu calls %.3f GFLOP%s%s%s%s\n",
             totals.calls[1], totals.gflop[1], totals.calls[0], totals.gflop[0],
-            backend ? ", cpu backend " : "", backend ? backend : "", measured ? ", cost model: " : "",
-            measured ? costs : "");
+            libraries == 0 ? "" : libraries == 1 ? ", cpu backend " : ", cpu backends ", libraries ? backends : "",
+            measured ? ", cost model: " : "", measured ? costs : "");
     if (measured)
         tb_auto_describe_classes(print_crossover_class);
 }

@@ -7,8 +7,9 @@
 # cannot reach the index, python3 serves if it has numpy 2 and SciPy from pip,
 # else the test is skipped.
 # Usage: preload_pip_numpy.sh MODE LIBRARY VENV SCRIPT GPU_PROBE
-#   cpu  unpreloaded: no trace; preloaded: one trace line per SGEMM, and the
-#        SGEMM CPU path on numpy's own OpenBLAS
+#   cpu  unpreloaded: no trace; preloaded: one trace line per SGEMM, the exit
+#        summary naming numpy's and SciPy's OpenBLAS as the CPU BLAS of their
+#        names, and the ILP64 CPU BLAS numpy's own
 #   gpu  a 4096 x 4096 product, automatic path: every call traced with
 #        path=gpu; prints numpy's time for it alone and preloaded (77 without
 #        a GPU)
@@ -81,7 +82,13 @@ cpu)
     [ "$(trace_count plain)" -eq 0 ] || { fail "plain: trace lines without the preload"; show plain; }
     run_numpy traced TILEDBLAS_VERBOSE=2
     check_trace traced "$products" 'cpu|gpu'
-    # The SGEMM CPU path of a preloaded numpy is numpy's own OpenBLAS (ILP64).
+    # Small products ran on the CPU BLAS of their names: numpy's ILP64 OpenBLAS, SciPy's LP64 one.
+    summary=$(grep '^tiledblas: summary:' "$tmp/traced.err")
+    if ! grep -Eq 'libscipy_openblas64_[^ ]*\.so \(scipy64\)' <<<"$summary" ||
+        ! grep -Eq 'libscipy_openblas-[^ ]*\.so \(scipy\)' <<<"$summary"; then
+        fail "traced: the summary does not name numpy's and SciPy's OpenBLAS as the CPU BLAS: $summary"
+    fi
+    # The ILP64 CPU BLAS, after numpy's last call (scipy_cblas_sgemm64_), is numpy's own OpenBLAS.
     run backend env LD_PRELOAD="$library" "$python" -c '
 import ctypes, numpy as np
 a = np.ones((8, 8), np.float32)

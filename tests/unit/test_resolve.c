@@ -34,12 +34,13 @@ static void expect(int ok, const char *what)
 
 int main(void)
 {
-    expect(tb_resolve_next("sgemm_") == NULL, "sgemm_ found before any BLAS is loaded");
-    expect(tb_resolve_next("no_such_routine_anywhere_") == NULL, "a name nobody defines was found");
+    expect(tb_resolve_next("sgemm_", NULL) == NULL, "sgemm_ found before any BLAS is loaded");
+    expect(tb_resolve_next("no_such_routine_anywhere_", NULL) == NULL, "a name nobody defines was found");
 
     void *own = tb_resolve_own_load("libopenblas64.so.0");
     if (own) {
-        expect(tb_resolve_next("isamax_") == NULL, "a library the resolver loaded itself counted as the program's");
+        expect(tb_resolve_next("isamax_", NULL) == NULL,
+               "a library the resolver loaded itself counted as the program's");
         expect(tb_fortran_width(tb_resolve_in(own, "isamax_")) == 64, "libopenblas64.so.0 not read as 64-bit");
     }
 
@@ -49,11 +50,13 @@ int main(void)
         return 77;
     }
     expect(dlsym(RTLD_NEXT, "sgemm_") == NULL, "the test's premise: RTLD_NEXT does not see a local scope");
-    void *sgemm = tb_resolve_next("sgemm_");
+    int shared = 0;
+    void *sgemm = tb_resolve_next("sgemm_", &shared);
+    expect(shared, "a name defined in one library only is not every caller's");
     expect(sgemm == dlsym(local, "sgemm_"), "sgemm_ of the RTLD_LOCAL OpenBLAS not found");
     expect(strstr(tb_object_path(sgemm), "openblas") != NULL, "tb_object_path does not name OpenBLAS");
-    expect(tb_fortran_width(tb_resolve_next("isamax_")) == 32, "libopenblas.so.0 not read as 32-bit");
-    expect(tb_resolve_next("tb_resolve_next") == NULL, "the resolver's own object was the answer");
+    expect(tb_fortran_width(tb_resolve_next("isamax_", NULL)) == 32, "libopenblas.so.0 not read as 32-bit");
+    expect(tb_resolve_next("tb_resolve_next", NULL) == NULL, "the resolver's own object was the answer");
     expect(tb_resolve_in(local, "openblas_get_num_threads") == dlsym(local, "openblas_get_num_threads"),
            "tb_resolve_in does not find the library's own definition");
     expect(tb_fortran_width(NULL) == 0, "no isamax, yet a width");
