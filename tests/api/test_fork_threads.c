@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -127,9 +128,13 @@ int main(void)
         if (child == 0)
             _exit(tiny_call() ? 0 : 1);
         const int status = wait_child(child, child_seconds, on_hang);
-        if (WIFSIGNALED(status))
-            *(WTERMSIG(status) == SIGALRM ? &hung : &crashed) += 1;
-        else
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+            hung++;
+        } else if (WIFSIGNALED(status)) {
+            crashed++;
+            fprintf(stderr, "child %d killed by signal %d (%s)\n", (int)child, WTERMSIG(status),
+                    strsignal(WTERMSIG(status)));
+        } else
             wrong += WEXITSTATUS(status) != 0;
     }
     const double elapsed = seconds_now() - start;
