@@ -41,6 +41,6 @@ for verbose in 0 1; do
         # The innermost frame outside libc and the dynamic loader: whose lock it is.
         owner=$(grep '^#' "$stack" | grep -v 'libc\.so\|ld-linux\|__lll_\|futex\|pthread_mutex\|pthread_cond' |
                 head -1 | sed 's/^#[0-9]* *\(0x[0-9a-f]* in \)\?//')
-        echo "--- waits in: ${owner:-unknown}"
+        echo "--- waits in: ${owner:-no stack (gdb could not attach: the child ended first)}"
     done
 done
