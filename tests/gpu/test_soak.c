@@ -14,11 +14,12 @@
  * the second. No leak means the second half takes no device memory (free after
  * >= free halfway - SLACK), the library holds no more than its budget
  * TILEDBLAS_DEVICE_MB (+ SLACK) at the end, and the pinned memory does not grow
- * in the second half by more than SLACK. Pinned host memory is what the process
- * maps from the NVIDIA device files (/dev/nvidiactl, /dev/nvidia0, ...; managed
- * memory comes from /dev/nvidia-uvm and is left out); should the program's own
- * pinned buffers not show there, the resident set stands in, with the managed
- * buffers (which migrate in and out of it) added to the slack.
+ * in the second half by more than SLACK. Pinned host memory is counted as what
+ * the process maps from the NVIDIA device files (/dev/nvidiactl, /dev/nvidia0,
+ * ...: pinned buffers and the driver's own mappings; managed memory comes from
+ * /dev/nvidia-uvm and is left out); should the program's own pinned buffers not
+ * show there, the resident set stands in, with the managed buffers (which
+ * migrate in and out of it) added to the slack.
  *
  * Throughput: one thread runs calls of the mix (unchecked) for a while; then
  * all threads share exactly the same calls; the FLOP/s of the many must be at
@@ -208,7 +209,7 @@ static double c_at(const float *c, const call_spec *cs, int i, int j)
     return op_at(c, cs->layout, TB_NO_TRANS, cs->ldc, i, j);
 }
 
-/* Whether got is within `bound_sum` (a sum of element brackets, times the K-scaled factor) of exact. */
+/* Whether got is within the K-scaled factor times `bracket` (|alpha| |A||B| + |beta| |C0|, summed or not) of exact. */
 static int within(double got, double exact, double bracket, int k)
 {
     return isfinite(got) && fabs(got - exact) <= TB_BOUND_FACTOR * (k + 2.0) * FLT_EPSILON * bracket;
@@ -232,7 +233,8 @@ static long check_result(const slot *s, const call_spec *cs, tb_rng *rng)
             abs_dot += fabs(x * y);
         }
         const double c_old = beta == 0.0 ? 0.0 : c_at(c0, cs, i, j);
-        problems += !within(c_at(c, cs, i, j), alpha * dot + beta * c_old, abs_alpha * abs_dot + abs_beta * fabs(c_old), k);
+        problems += !within(c_at(c, cs, i, j), alpha * dot + beta * c_old,
+                            abs_alpha * abs_dot + abs_beta * fabs(c_old), k);
     }
 
     /* Row sums: C e against alpha op(A) (op(B) e) + beta C0 e, and column sums likewise. */
