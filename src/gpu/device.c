@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/report.h"
 #include "gpu/device.h"
+#include "gpu/fault.h"
 #include "gpu/lanes.h"
 #include "gpu/start_retry.h"
 #include "kernels.h"
@@ -170,6 +171,7 @@ static void try_start(void)
             pthread_once(&fork_handler, register_fork_handler);
             const cudaError_t status = start_gpu();
             if (status == cudaSuccess) {
+                tb_fault_watch_exit(); /* once: the start is settled */
                 atomic_store(&gpu.settled, 1);
             } else {
                 gpu.failures++;
