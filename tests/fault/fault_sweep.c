@@ -14,6 +14,7 @@
  *   fault_sweep [--stride S]   every configuration, every Sth site
  *   fault_sweep --case NAME    one scenario: half-registered,
  *                              deferred-oom-managed, unloading-in-flight,
+ *                              device-cap (TILEDBLAS_DEVICE_MB holds),
  *                              exit-in-flight (main returns under calls), or
  *                              registry (the checks themselves catch bad ranges)
  */
@@ -217,6 +218,7 @@ typedef struct {
     int fired, result, warnings, cpu_calls;
     int after_result, after_warnings; /* the call after the fault: on device pointers, or an exit handler's */
     int kept_device, kept_pinned, streams, events;
+    size_t device_peak; /* the most device memory the library held at once */
 } outcome;
 
 static int count_warnings(FILE *log, long *offset)
@@ -322,6 +324,7 @@ static outcome child(const config *cfg, fake_mode mode, long nth, const char *on
     gemm_run(&later, later.c.data);
     out.after_result = verdict(&later);
     out.after_warnings = count_warnings(log, &offset);
+    out.device_peak = fake_library_device_peak();
     out.kept_device = fake_library_allocations(FAKE_DEVICE) + fake_library_allocations(FAKE_MANAGED);
     out.kept_pinned = fake_library_allocations(FAKE_PINNED) + fake_library_allocations(FAKE_REGISTERED);
     out.streams = fake_streams();
@@ -373,6 +376,9 @@ static int in_gpu_memory(const config *cfg)
     return !host_only(cfg);
 }
 
+/* TILEDBLAS_DEVICE_MB in bytes where a scenario sets it, else 0. */
+static size_t device_cap;
+
 /* What is wrong with an outcome, or NULL. */
 static const char *judge(const config *cfg, fake_mode mode, int ran, const outcome *o)
 {
@@ -406,6 +412,8 @@ static const char *judge(const config *cfg, fake_mode mode, int ran, const outco
      * streams and events. */
     if (!lost && (o->kept_device > 4 || o->kept_pinned > 2 || o->streams > 12 || o->events > 64))
         return "allocations beyond what the library keeps";
+    if (device_cap && o->device_peak > device_cap)
+        return "device memory beyond TILEDBLAS_DEVICE_MB";
     return NULL;
 }
 
@@ -479,6 +487,15 @@ static int scenario(const char *name)
         /* Out of memory reported at the synchronisation after the kernel, on managed C, beta != 0. */
         const config cfg = {STAGED, HOST, HOST, MANAGED, COL, N, N, 60, 40, 30, 0.5f, 0, 1};
         check(&cfg, FAKE_DEFERRED, 1, "launch");
+    } else if (strcmp(name, "device-cap") == 0) {
+        /* Under TILEDBLAS_DEVICE_MB, a C in device or managed memory with beta != 0, copied before the
+         * kernel: the copy and the workspace for A and B (960 kB) together would pass the 1 MB cap. */
+        const config cfgs[] = {{STAGED, HOST, HOST, DEVICE, COL, N, N, 300, 300, 400, 0.5f, 0, 1},
+                               {STAGED, HOST, HOST, MANAGED, ROW, T, N, 300, 300, 400, -1.0f, 0, 1}};
+        setenv("TILEDBLAS_DEVICE_MB", "1", 1);
+        device_cap = (size_t)1 << 20;
+        for (int i = 0; i < 2; i++)
+            check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
     } else if (strcmp(name, "registry") == 0) {
