@@ -15,7 +15,9 @@
  *   fault_sweep --case NAME    one scenario: half-registered,
  *                              deferred-oom-managed, unloading-in-flight,
  *                              device-cap (TILEDBLAS_DEVICE_MB holds),
- *                              exit-in-flight (main returns under calls), or
+ *                              exit-in-flight (main returns under calls),
+ *                              reason-race (the GPU's reason read as it is
+ *                              written; a race TSan reports), or
  *                              registry (the checks themselves catch bad ranges)
  */
 #include <errno.h>
@@ -498,6 +500,8 @@ static int scenario(const char *name)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
+    } else if (strcmp(name, "reason-race") == 0) {
+        failures += fault_reason_while_disabled();
     } else if (strcmp(name, "registry") == 0) {
         failures += fault_registry_checks();
     } else if (strcmp(name, "unloading-in-flight") == 0) {
