@@ -45,10 +45,16 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
     const int below_floor = tb_below_gpu_floor(call->m, call->n, call->k, config->gpu_min_flops);
     const tb_residency where = tb_find_residency(call, reads_ab, below_floor);
-    const int in_place = where.mask && tb_gpu_usable() && tb_gpu_device_usable(where.device);
-    if (where.mask && !in_place && !where.cpu_readable) {
+    /* A call the exiting thread makes from an exit handler run after the GPU path's own (one registered
+     * before CUDA started, a static destructor) finds CUDA shut down or about to be: on host memory it
+     * runs on the CPU BLAS, on GPU memory (managed included, which may be gone) once shutdown was seen
+     * it is refused. */
+    const int after_exit = tb_fault_exiting_here();
+    const int cuda_gone = after_exit && tb_fault_shutting_down();
+    const int in_place = where.mask && !cuda_gone && tb_gpu_usable() && tb_gpu_device_usable(where.device);
+    if (where.mask && !in_place && (cuda_gone || !where.cpu_readable)) {
         tb_warn("operands in device memory that the GPU path cannot use (%s); C was not updated",
-                tb_gpu_refusal(where.device));
+                cuda_gone ? "CUDA is shutting down with the process" : tb_gpu_refusal(where.device));
         return;
     }
     /* Managed memory the GPU path cannot use in place is read by the CPU like host memory. */
@@ -66,6 +72,9 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
         tb_scale_c_host(call);
         tb_report_call(config, call, origin, 0, "scale-only", start);
         return;
+    } else if (after_exit) {
+        use_gpu = 0;
+        reason = "exiting";
     } else if ((device = atomic_load(&config->device)) == TILEDBLAS_DEVICE_CPU) {
         use_gpu = 0;
         reason = "forced";
@@ -93,15 +102,18 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
                                          ? tb_gpu_sgemm_on(where.device, call, resident, &done)
                                          : tb_gpu_sgemm(call, resident, where.pinned, &done);
         on_gpu = status == TB_GPU_OK;
-        /* The process is exiting and CUDA with it: the call ends here, neither computed on the CPU (whose
-         * BLAS may be going too) nor reported. */
-        if (status == TB_GPU_SHUTDOWN)
+        /* CUDA shut down under the call of a thread the exiting one races: the call ends here, neither
+         * computed on the CPU (whose BLAS the exit may be tearing down) nor reported. */
+        if (status == TB_GPU_SHUTDOWN && !after_exit)
             return;
         /* What the GPU left is done on the CPU only where C holds nothing it cannot account for, and the
          * CPU can read every operand: managed ones while the context lives. */
-        if (!on_gpu && (done.c_unknown || (resident && !(where.cpu_readable && status != TB_GPU_FAILED)))) {
+        if (!on_gpu && (done.c_unknown || (resident && !(where.cpu_readable && status != TB_GPU_FAILED &&
+                                                         status != TB_GPU_SHUTDOWN)))) {
             tb_warn("SGEMM on device-resident operands failed on the GPU (%s); C %s",
-                    status == TB_GPU_FAILED ? tb_gpu_unusable_reason() : "the GPU stays in use",
+                    status == TB_GPU_FAILED     ? tb_gpu_unusable_reason()
+                    : status == TB_GPU_SHUTDOWN ? "CUDA is shutting down with the process"
+                                                : "the GPU stays in use",
                     done.c_unknown ? "may hold part of the product" : "was not updated");
             return;
         }

@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/report.h"
 #include "gpu/device.h"
+#include "gpu/fault.h"
 #include "gpu/lanes.h"
 #include "gpu/start_retry.h"
 #include "kernels.h"
@@ -47,12 +48,18 @@ static struct {
     int failures;       /* start-up attempts that failed (under `starting`) */
     cudaError_t last_failure;
     double last_failure_time;
-    char why_not[160];
+    _Atomic double next_attempt; /* tb_seconds_now() before which no start-up is tried again */
+    /* Why the GPU is not usable (NULL: no reason), read without a lock: it points at a completed text,
+     * each written once under `reasons`: one per start-up attempt, and the one that disabled the GPU. */
+    _Atomic(const char *) why_not;
+    pthread_mutex_t reasons;
+    char start_failed[TB_GPU_START_ATTEMPTS][160];
+    char disabled[160];
     int device; /* the device the GPU path started on: host operands run there */
     int kernel; /* tb_kernel_id */
     atomic_int driver_seen;
     atomic_ullong objects_without_driver; /* the loader's count at the last walk that missed */
-} gpu = {.starting = PTHREAD_MUTEX_INITIALIZER};
+} gpu = {.starting = PTHREAD_MUTEX_INITIALIZER, .reasons = PTHREAD_MUTEX_INITIALIZER};
 
 static device_state devices[MAX_DEVICES];
 static pthread_mutex_t making_device = PTHREAD_MUTEX_INITIALIZER;
@@ -66,13 +73,14 @@ static device_state *current_device(void)
 
 void tb_gpu_disable(const char *what, cudaError_t status)
 {
-    /* Both lanes may fail at once: the first reason is kept, written before usable drops. */
-    static pthread_mutex_t once_at_a_time = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&once_at_a_time);
-    if (!gpu.why_not[0])
-        snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
+    /* Both lanes may fail at once: the first reason is kept, published before usable drops. */
+    pthread_mutex_lock(&gpu.reasons);
+    if (!atomic_load(&gpu.why_not)) {
+        snprintf(gpu.disabled, sizeof gpu.disabled, "%s: %s", what, cudaGetErrorString(status));
+        atomic_store(&gpu.why_not, gpu.disabled);
+    }
     atomic_store(&gpu.usable, 0);
-    pthread_mutex_unlock(&once_at_a_time);
+    pthread_mutex_unlock(&gpu.reasons);
 }
 
 /* A forked child cannot use its parent's CUDA context, and no thread holds its locks. */
@@ -81,8 +89,9 @@ static void after_fork_in_child(void)
     tb_lanes_after_fork();
     pthread_mutex_init(&gpu.starting, NULL);
     pthread_mutex_init(&making_device, NULL);
-    if (atomic_load(&gpu.usable) || !gpu.why_not[0])
-        snprintf(gpu.why_not, sizeof gpu.why_not, "forked after CUDA was initialised");
+    pthread_mutex_init(&gpu.reasons, NULL);
+    if (atomic_load(&gpu.usable) || !atomic_load(&gpu.why_not))
+        atomic_store(&gpu.why_not, "forked after CUDA was initialised");
     atomic_store(&gpu.usable, 0);
     atomic_store(&gpu.settled, 1);
 }
@@ -126,8 +135,8 @@ static void register_fork_handler(void)
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
-/* One attempt, the calling thread's current context saved and put back: CUDA started inside a call must
- * leave the application's context as it was. The reason of a failure is kept. */
+/* One attempt (under `starting`), the calling thread's current context saved and put back: CUDA started
+ * inside a call must leave the application's context as it was. The reason of a failure is kept. */
 static cudaError_t start_gpu(void)
 {
     tb_gpu_context saved;
@@ -145,12 +154,18 @@ static cudaError_t start_gpu(void)
     if (status == cudaSuccess && (status = cudaSetDevice(gpu.device)) == cudaSuccess)
         status = make_device(&devices[gpu.device], gpu.device);
     tb_gpu_context_restore(&saved);
+    pthread_mutex_lock(&gpu.reasons);
     if (status != cudaSuccess) {
         cudaGetLastError(); /* not the next call's */
-        snprintf(gpu.why_not, sizeof gpu.why_not, "%s: %s", what, cudaGetErrorString(status));
-        return status;
+        char *reason = gpu.start_failed[gpu.failures]; /* fewer than TB_GPU_START_ATTEMPTS so far */
+        snprintf(reason, sizeof gpu.start_failed[0], "%s: %s", what, cudaGetErrorString(status));
+        atomic_store(&gpu.why_not, reason);
+    } else {
+        atomic_store(&gpu.why_not, NULL);
     }
-    gpu.why_not[0] = '\0';
+    pthread_mutex_unlock(&gpu.reasons);
+    if (status != cudaSuccess)
+        return status;
     gpu.kernel = configured_kernel();
     atomic_store(&gpu.usable, 1);
     return cudaSuccess;
@@ -170,6 +185,7 @@ static void try_start(void)
             pthread_once(&fork_handler, register_fork_handler);
             const cudaError_t status = start_gpu();
             if (status == cudaSuccess) {
+                tb_fault_watch_exit(); /* once: the start is settled */
                 atomic_store(&gpu.settled, 1);
             } else {
                 gpu.failures++;
@@ -177,6 +193,9 @@ static void try_start(void)
                 gpu.last_failure_time = tb_seconds_now();
                 if (tb_gpu_start_retry(gpu.failures, status, 0.0) == TB_START_NEVER)
                     atomic_store(&gpu.settled, 1);
+                else
+                    atomic_store(&gpu.next_attempt,
+                                 gpu.last_failure_time + tb_gpu_start_retry_wait(gpu.failures));
             }
         } else if (retry == TB_START_NEVER) {
             atomic_store(&gpu.settled, 1);
@@ -185,18 +204,20 @@ static void try_start(void)
     pthread_mutex_unlock(&gpu.starting);
 }
 
+/* While a start-up that failed waits to be tried again, calls do not take the lock to learn it. */
 int tb_gpu_usable(void)
 {
     if (atomic_load(&gpu.usable))
         return 1;
-    if (!atomic_load(&gpu.settled))
+    if (!atomic_load(&gpu.settled) && tb_seconds_now() >= atomic_load(&gpu.next_attempt))
         try_start();
     return atomic_load(&gpu.usable);
 }
 
 const char *tb_gpu_unusable_reason(void)
 {
-    return gpu.why_not;
+    const char *reason = atomic_load(&gpu.why_not);
+    return reason ? reason : "";
 }
 
 /* The loader's count of loaded objects when a walk starts; 0 where the loader keeps none. */
@@ -353,7 +374,7 @@ int tb_gpu_device_usable(int device)
 const char *tb_gpu_refusal(int device)
 {
     if (!tb_gpu_usable())
-        return gpu.why_not;
+        return tb_gpu_unusable_reason();
     if (device == -2)
         return "operands on different devices";
     if (device >= 0 && device < MAX_DEVICES && atomic_load(&devices[device].state) == DEVICE_FAILED)

@@ -12,11 +12,14 @@
 void tb_gpu_disable(const char *what, cudaError_t status);
 /* The kernel of the ladder calls run with: TILEDBLAS_KERNEL, else the default (valid once usable). */
 int tb_gpu_kernel(void);
+
 /*
- * Of the device the calling thread's call runs on: the one the GPU path
- * started on, or another between tb_gpu_enter_device and tb_gpu_leave_device.
+ * --- Each of the getters below answers for the device the calling thread's
+ * call runs on: the one the GPU path started on, or another between
+ * tb_gpu_enter_device and tb_gpu_leave_device. ---
  */
-/* The widest pitch a 2D copy takes on this device, in bytes. */
+
+/* The widest pitch a 2D copy takes there, in bytes. */
 size_t tb_gpu_max_pitch(void);
 /* Device bytes kept allocated between calls, both lanes together; more is released after a call. */
 size_t tb_gpu_kept_bytes(void);

@@ -113,15 +113,34 @@ static cudaError_t take_workspace(size_t floats, int64_t *scratch, float **base,
     return status;
 }
 
-static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel, float **own)
+/* The call's operands as the kernel reads them (A and B empty where the reference rule skips them). */
+static void describe_call(const tb_call *call, unsigned resident, operand *a, operand *b, operand *c)
 {
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
     const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
-    operand a = describe(call->a, call->trans_a ? k : m, call->trans_a ? m : k, call->lda,
-                         resident & TB_RESIDENT_A);
-    operand b = describe(call->b, call->trans_b ? n : k, call->trans_b ? k : n, call->ldb,
-                         resident & TB_RESIDENT_B);
-    operand c = describe(call->c, m, n, call->ldc, resident & TB_RESIDENT_C);
+    *a = describe(call->a, call->trans_a ? k : m, call->trans_a ? m : k, call->lda, resident & TB_RESIDENT_A);
+    *b = describe(call->b, call->trans_b ? n : k, call->trans_b ? k : n, call->ldb, resident & TB_RESIDENT_B);
+    *c = describe(call->c, m, n, call->ldc, resident & TB_RESIDENT_C);
+}
+
+static size_t copied_floats(const operand *op)
+{
+    return op->resident ? 0 : (size_t)tb_packed_floats(op->rows * op->cols);
+}
+
+size_t tb_direct_copied_floats(const tb_call *call, unsigned resident)
+{
+    operand a, b, c;
+    describe_call(call, resident, &a, &b, &c);
+    return copied_floats(&a) + copied_floats(&b) + copied_floats(&c);
+}
+
+static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel, float **own, int *launched)
+{
+    const int reads_ab = call->alpha != 0.0f && call->k > 0;
+    const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
+    operand a, b, c;
+    describe_call(call, resident, &a, &b, &c);
 
     tb_gemm_args args = {
         .trans_a = call->trans_a, .trans_b = call->trans_b,
@@ -133,7 +152,7 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     size_t floats = 0;
     for (int i = 0; i < 3; i++)
         if (!staged[i]->resident) {
-            floats += (size_t)tb_packed_floats(staged[i]->rows * staged[i]->cols);
+            floats += copied_floats(staged[i]);
             staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
         }
     /* The scratch is planned on the leading dimensions and alignment the launch will have (packed
@@ -169,16 +188,20 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     args.a = a.device, args.lda = a.device_ld;
     args.b = b.device, args.ldb = b.device_ld;
     args.c = c.device, args.ldc = c.device_ld;
+    *launched = 1; /* from here a resident C may be written, also by a launch that fails part-way */
     if ((status = tb_kernel_launch(kernel, &args, tb_gpu_stream())) != cudaSuccess)
         return status;
     return c.resident ? cudaStreamSynchronize(tb_gpu_stream()) : download_c(call, &c);
 }
 
 /* After an error, copies already queued must not outlive the call: the CPU fallback writes C. */
-cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel)
+cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel, int *launched)
 {
     float *own = NULL;
-    cudaError_t status = queue_call(call, resident, kernel, &own);
+    int reached = 0;
+    cudaError_t status = queue_call(call, resident, kernel, &own, &reached);
+    if (launched)
+        *launched = reached;
     if (status != cudaSuccess)
         cudaStreamSynchronize(tb_gpu_stream());
     if (own) {

@@ -2,13 +2,18 @@
 #ifndef TILEDBLAS_GPU_DIRECT_H
 #define TILEDBLAS_GPU_DIRECT_H
 
+#include <stddef.h>
+
 #include <cuda_runtime_api.h>
 
 #include "core/call.h"
 
 /* Runs the call on the calling lane with kernel `kernel`; operands named in `resident` (TB_RESIDENT_*)
- * are used in place. After an error nothing queued outlives the call. */
-cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel);
+ * are used in place. After an error nothing queued outlives the call. *launched (unless NULL): whether
+ * the kernel was launched, so that a resident C may have been written. */
+cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel, int *launched);
+/* Floats of workspace the call's operands not named in `resident` take, copied in. */
+size_t tb_direct_copied_floats(const tb_call *call, unsigned resident);
 /* The time of one n^3 launch of `kernel` on the workspace, in seconds (CUDA events, after a warm-up). */
 cudaError_t tb_direct_time_kernel(int kernel, int n, double *seconds);
 

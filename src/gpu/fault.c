@@ -5,14 +5,17 @@
  * the context unusable: every later call returns them, and the process must
  * start again to use the GPU. Other errors concern the call that returned them. The runtime unloading (the process is
  * exiting, its destructors run while calls are in flight) is neither: the
- * call should end without more work.
+ * call should end without more work. The exiting thread itself is told
+ * apart: its calls from later exit handlers stay off the GPU.
  */
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "gpu/fault.h"
 
 static atomic_int shutting_down;
+static _Thread_local int exiting_here;
 
 static int is_sticky(cudaError_t status)
 {
@@ -76,4 +79,19 @@ tb_fault tb_fault_of(cudaError_t status)
 int tb_fault_shutting_down(void)
 {
     return atomic_load(&shutting_down);
+}
+
+static void mark_exiting_thread(void)
+{
+    exiting_here = 1;
+}
+
+void tb_fault_watch_exit(void)
+{
+    atexit(mark_exiting_thread);
+}
+
+int tb_fault_exiting_here(void)
+{
+    return exiting_here;
 }

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "gpu/gpu.h" /* tb_fault_shutting_down */
+
 typedef enum {
     TB_FAULT_NONE = 0,
     TB_FAULT_NO_MEMORY, /* the call did not fit; later ones may */
@@ -19,7 +21,8 @@ typedef enum {
  * for its own. Once shutdown has been seen, it is remembered.
  */
 tb_fault tb_fault_of(cudaError_t status);
-/* Whether CUDA was seen shutting down: the process is exiting. */
-int tb_fault_shutting_down(void);
+/* Once CUDA has started: an exit handler that marks the exiting thread (tb_fault_exiting_here). Registered
+ * after CUDA's own start, it runs before CUDA's teardown and before every handler registered earlier. */
+void tb_fault_watch_exit(void);
 
 #endif /* TILEDBLAS_GPU_FAULT_H */

@@ -29,6 +29,11 @@ typedef enum {
 /* Which operands already live on the device (or are managed), or are pinned: bits of a mask. */
 enum { TB_RESIDENT_A = 1, TB_RESIDENT_B = 2, TB_RESIDENT_C = 4 };
 
+/* Whether CUDA was seen shutting down (fault.c): the process is exiting. */
+int tb_fault_shutting_down(void);
+/* Whether the calling thread is the exiting one, past the GPU path's exit handler (tb_fault_watch_exit):
+ * CUDA is shut down or about to be. */
+int tb_fault_exiting_here(void);
 /* Whether the GPU path can run; initialises CUDA on first use. */
 int tb_gpu_usable(void);
 const char *tb_gpu_unusable_reason(void);

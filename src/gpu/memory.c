@@ -47,21 +47,26 @@ static size_t device_reserve(size_t total)
     return total / 64 > least ? total / 64 : least;
 }
 
-/* Device bytes the lanes other than `lane` hold. */
+/* Device bytes the lanes other than `lane` hold: workspaces and copies of C. */
 static size_t held_by_other_lanes(int lane)
 {
     size_t others = 0;
     for (int i = 0; i < TB_GPU_LANES; i++)
-        others += i == lane ? 0 : atomic_load(&workspaces[i].bytes);
+        others += i == lane ? 0 : atomic_load(&workspaces[i].bytes) + atomic_load(&c_copies[i].bytes);
     return others;
 }
 
-/* TILEDBLAS_DEVICE_MB less what the other lanes hold, the cap being for all of them: 0 no cap, 1 none left. */
-static size_t cap_left(int lane)
+/* TILEDBLAS_DEVICE_MB less `held`, the cap being for all lanes: 0 no cap, 1 none left. */
+static size_t cap_less(size_t held)
 {
     const size_t cap = (size_t)tb_config_get()->device_mb << 20;
-    const size_t others = held_by_other_lanes(lane);
-    return !cap ? 0 : cap > others ? cap - others : 1;
+    return !cap ? 0 : cap > held ? cap - held : 1;
+}
+
+/* What the lane's workspace may take of the cap: less the other lanes' memory and the lane's copy of C. */
+static size_t cap_left(int lane)
+{
+    return cap_less(held_by_other_lanes(lane) + atomic_load(&c_copies[lane].bytes));
 }
 
 /* A failed query leaves no budget (see tb_gpu_device_fits). */
@@ -127,10 +132,11 @@ static cudaError_t grow(kept_buffer *buffer, size_t floats, float **base)
     return cudaSuccess;
 }
 
-/* Fit checks of the two lanes can race: the cap is checked again where the workspace grows, one lane at a time. */
+/* Fit checks of the two lanes can race: the cap is checked again where device buffers grow, one at a time. */
+static pthread_mutex_t growing = PTHREAD_MUTEX_INITIALIZER;
+
 cudaError_t tb_gpu_workspace(size_t floats, float **base)
 {
-    static pthread_mutex_t growing = PTHREAD_MUTEX_INITIALIZER;
     const int lane = tb_gpu_lane();
     kept_buffer *workspace = &workspaces[lane];
     if (floats * sizeof(float) <= workspace->bytes)
@@ -182,9 +188,21 @@ cudaError_t tb_gpu_copy_block(float *dst, int64_t dst_ld, const float *src, int6
     return cudaSuccess;
 }
 
-cudaError_t tb_gpu_c_copy(size_t floats, float **base)
+/* The copy takes the place of the lane's last one, beside its workspace grown to `beside` floats. */
+cudaError_t tb_gpu_c_copy(size_t floats, size_t beside, float **base)
 {
-    return grow(&c_copies[tb_gpu_lane()], floats, base);
+    const int lane = tb_gpu_lane();
+    kept_buffer *copy = &c_copies[lane];
+    const size_t workspace = atomic_load(&workspaces[lane].bytes);
+    const size_t bytes = floats * sizeof(float), beside_bytes = beside * sizeof(float);
+    if (bytes <= copy->bytes && beside_bytes <= workspace)
+        return grow(copy, floats, base);
+    pthread_mutex_lock(&growing);
+    const size_t cap = cap_less(held_by_other_lanes(lane));
+    const size_t needed = bytes + (beside_bytes > workspace ? beside_bytes : workspace);
+    const cudaError_t status = cap && needed > cap ? cudaErrorMemoryAllocation : grow(copy, floats, base);
+    pthread_mutex_unlock(&growing);
+    return status;
 }
 
 static cudaError_t release(kept_buffer *buffer)

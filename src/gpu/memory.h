@@ -25,8 +25,10 @@ cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
 /* Floats of pinned staging allowed: a lane's share of TILEDBLAS_PINNED_MB (the calling one's, or `lane`'s). */
 size_t tb_gpu_pinned_budget(void);
 size_t tb_gpu_pinned_budget_of(int lane);
-/* The lane's buffer for a copy of C taken before a kernel writes C in place, grown to at least `floats`. */
-cudaError_t tb_gpu_c_copy(size_t floats, float **copy);
+/* The lane's buffer for a copy of C taken before a kernel writes C in place, grown to at least `floats`;
+ * out of memory where it and the workspace the call needs beside it (`beside` floats, at least what the
+ * lane holds) would pass TILEDBLAS_DEVICE_MB. */
+cudaError_t tb_gpu_c_copy(size_t floats, size_t beside, float **copy);
 /* After a call: releases the lane's workspace (and copy of C) if more is held than is kept between calls. */
 cudaError_t tb_gpu_release_large_workspace(void);
 /* At a turn's start: no fit check has refused yet. */

@@ -6,8 +6,9 @@
  * (the lanes hold memory of the first device): no lane, so that calls on
  * different devices run side by side. Faults are sorted as on the first
  * device (fault.c); one that loses the context disables that device alone.
- * No copy of C is kept here: with beta != 0, C after a failure may hold part
- * of the product, and nothing computes the call again on it.
+ * No copy of C is kept here: with beta != 0, a C in device memory after a
+ * failure past the kernel's launch may hold part of the product, and nothing
+ * computes the call again on it.
  */
 #include <cuda_runtime_api.h>
 
@@ -24,8 +25,9 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     tb_gpu_context_save(&saved);
     cudaError_t status = tb_gpu_enter_device(device);
     tb_fault fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status);
+    int launched = 0;
     if (status == cudaSuccess) {
-        status = tb_direct_sgemm(call, resident, tb_gpu_kernel());
+        status = tb_direct_sgemm(call, resident, tb_gpu_kernel(), &launched);
         fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status); /* asked on that device */
         tb_gpu_leave_device();
     }
@@ -50,7 +52,8 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
         result = TB_GPU_FAILED;
         break;
     }
-    progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f;
+    /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. */
+    progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f && (resident & TB_RESIDENT_C) && launched;
     tb_gpu_context_restore(&saved);
     return result;
 }

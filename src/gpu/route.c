@@ -48,7 +48,7 @@ static cudaError_t run_host_path(const tb_call *call, unsigned pinned, int kerne
         return tb_pipeline_sgemm(call, pinned, kernel, &plan, progress);
     if (large && tb_staged_fits(call, kernel))
         return tb_staged_sgemm(call, pinned, kernel, progress);
-    return tb_direct_sgemm(call, 0, kernel);
+    return tb_direct_sgemm(call, 0, kernel, NULL);
 }
 
 /*
@@ -195,7 +195,8 @@ static cudaError_t keep_c(const tb_call *call, unsigned resident, c_keeper *keep
     cudaError_t status = cudaDeviceSynchronize();
     if (status != cudaSuccess)
         return status;
-    if (tb_gpu_c_copy((size_t)call->m * (size_t)call->n, &keeper->copy) != cudaSuccess) {
+    if (tb_gpu_c_copy((size_t)call->m * (size_t)call->n, tb_direct_copied_floats(call, resident), &keeper->copy) !=
+        cudaSuccess) {
         cudaGetLastError(); /* not sticky: the call runs without the copy */
         keeper->copy = NULL;
         return cudaSuccess;
@@ -233,7 +234,7 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
         if (!kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
         if (kept)
-            fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel));
+            fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel, NULL));
         if (fault != TB_FAULT_CALL && fault != TB_FAULT_NO_MEMORY)
             break;
         if (kept && !c_restored(call, resident, &keeper)) {
@@ -255,7 +256,7 @@ static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const
     tb_fault fault = fault_of(*status = run_on_host_operands(call, pinned, kernel, admitted, progress));
     if (fault == TB_FAULT_CALL && tb_gpu_lane() == 0 && progress->rows_done == 0 && progress->cols_done == 0) {
         *progress = (tb_gpu_progress){0, call->m, 0, 0};
-        fault = fault_of(*status = tb_direct_sgemm(call, 0, kernel));
+        fault = fault_of(*status = tb_direct_sgemm(call, 0, kernel, NULL));
     }
     return fault;
 }

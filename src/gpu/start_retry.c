@@ -23,10 +23,15 @@ static int is_permanent(cudaError_t status)
     }
 }
 
+/* 1 s after the first failure, 2 s after the second. */
+double tb_gpu_start_retry_wait(int failures)
+{
+    return (double)(1 << (failures - 1));
+}
+
 tb_start_retry tb_gpu_start_retry(int failures, cudaError_t status, double seconds_since)
 {
     if (is_permanent(status) || failures >= TB_GPU_START_ATTEMPTS)
         return TB_START_NEVER;
-    const double wait = (double)(1 << (failures - 1)); /* 1 s after the first failure, 2 s after the second */
-    return seconds_since >= wait ? TB_START_NOW : TB_START_LATER;
+    return seconds_since >= tb_gpu_start_retry_wait(failures) ? TB_START_NOW : TB_START_LATER;
 }

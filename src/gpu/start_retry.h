@@ -13,6 +13,8 @@ typedef enum {
     TB_START_NEVER  /* a permanent condition, or no attempt left */
 } tb_start_retry;
 
+/* Seconds after the last of `failures` failed attempts (at least one) before the next may be made. */
+double tb_gpu_start_retry_wait(int failures);
 /* After `failures` failed attempts (at least one), the last with `status` and `seconds_since` it. */
 tb_start_retry tb_gpu_start_retry(int failures, cudaError_t status, double seconds_since);
 

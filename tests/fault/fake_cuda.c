@@ -40,6 +40,7 @@ static struct {
     int fired;
     cudaError_t sticky, last;
     int unloading;
+    size_t device_bytes, device_peak; /* the library's live device memory, and its most since the reset */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Simulated memory comes from mmap, never the brk heap, which the library knows holds no device memory. */
@@ -93,6 +94,7 @@ void fake_reset(size_t free_bytes)
     fake.fired = 0;
     fake.sticky = fake.last = pending = cudaSuccess;
     fake.unloading = 0;
+    fake.device_bytes = fake.device_peak = 0;
     pthread_mutex_unlock(&fake.lock);
 }
 
@@ -142,6 +144,8 @@ static void add_allocation(void *base, size_t bytes, fake_kind kind, int library
             die("out of host memory");
     }
     fake.allocations[fake.count++] = (allocation){base, bytes, kind, library};
+    if (library && kind == FAKE_DEVICE && (fake.device_bytes += bytes) > fake.device_peak)
+        fake.device_peak = fake.device_bytes;
 }
 
 static allocation *find(const void *p)
@@ -160,6 +164,8 @@ static int remove_allocation(const void *p, unsigned kinds, int *kind, size_t *b
         if (fake.allocations[i].base == p && (kinds >> fake.allocations[i].kind & 1)) {
             *kind = fake.allocations[i].kind;
             *bytes = fake.allocations[i].bytes;
+            if (fake.allocations[i].library && *kind == FAKE_DEVICE)
+                fake.device_bytes -= *bytes;
             fake.allocations[i] = fake.allocations[--fake.count];
             return 1;
         }
@@ -229,6 +235,14 @@ int fake_library_allocations(fake_kind kind)
         live += fake.allocations[i].library && fake.allocations[i].kind == kind;
     pthread_mutex_unlock(&fake.lock);
     return live;
+}
+
+size_t fake_library_device_peak(void)
+{
+    pthread_mutex_lock(&fake.lock);
+    const size_t peak = fake.device_peak;
+    pthread_mutex_unlock(&fake.lock);
+    return peak;
 }
 
 int fake_streams(void)

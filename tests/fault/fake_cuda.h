@@ -44,6 +44,8 @@ void *fake_alloc(fake_kind kind, size_t bytes);
 void fake_register(void *p, size_t bytes);
 /* Live allocations the library made (not the test's) of a kind; live streams and events. */
 int fake_library_allocations(fake_kind kind);
+/* The most device memory (cudaMalloc, cudaMallocAsync) the library held at once since the reset, in bytes. */
+size_t fake_library_device_peak(void);
 int fake_streams(void);
 int fake_events(void);
 

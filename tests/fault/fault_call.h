@@ -55,8 +55,10 @@ void gemm_make(gemm *g, const config *cfg, unsigned seed);
 void gemm_run(const gemm *g, float *c);
 
 /* Main returns while three threads make GPU calls (fault_exit.c); the registry's checks
- * (fault_registry.c): each returns the failures it printed. */
+ * (fault_registry.c); the GPU's unusable reason read while a lost context writes it (fault_reason.c):
+ * each returns the failures it printed. */
 int fault_exit_in_flight(void);
 int fault_registry_checks(void);
+int fault_reason_while_disabled(void);
 
 #endif /* TB_FAULT_CALL_H */

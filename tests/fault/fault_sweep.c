@@ -8,12 +8,16 @@
  * warning), at most one warning, the GPU usable after a fault that did not
  * lose the context (a later call on device pointers computes), no allocation
  * beyond what the library keeps, and, at shutdown, no CPU work and no
- * warning.
+ * warning for the call in flight, while a call an exit handler makes after
+ * it computes C on the CPU BLAS.
  *
  *   fault_sweep [--stride S]   every configuration, every Sth site
  *   fault_sweep --case NAME    one scenario: half-registered,
  *                              deferred-oom-managed, unloading-in-flight,
- *                              exit-in-flight (main returns under calls), or
+ *                              device-cap (TILEDBLAS_DEVICE_MB holds),
+ *                              exit-in-flight (main returns under calls),
+ *                              reason-race (the GPU's reason read as it is
+ *                              written; a race TSan reports), or
  *                              registry (the checks themselves catch bad ranges)
  */
 #include <errno.h>
@@ -214,8 +218,9 @@ void __wrap_tb_cpu_sgemm(const tb_call *call)
 typedef struct {
     long sites, alloc_sites;
     int fired, result, warnings, cpu_calls;
-    int after_result, after_warnings; /* the call on device pointers after the fault */
+    int after_result, after_warnings; /* the call after the fault: on device pointers, or an exit handler's */
     int kept_device, kept_pinned, streams, events;
+    size_t device_peak; /* the most device memory the library held at once */
 } outcome;
 
 static int count_warnings(FILE *log, long *offset)
@@ -254,6 +259,29 @@ static int run_and_judge(gemm *g, gemm *beside)
     return first < second ? first : second;
 }
 
+/* Where the child's outcome goes (the pipe to the parent). */
+static int outcome_fd = -1;
+
+/* After a shutdown fault the child exits; this handler, registered before CUDA started, runs after
+ * CUDA's own teardown and makes the later call, as an application's exit handler would. */
+static struct {
+    outcome out;
+    gemm g;
+    FILE *log;
+    long offset;
+} at_exit;
+
+static void call_at_exit(void)
+{
+    memcpy(at_exit.g.c.data, at_exit.g.c0, at_exit.g.c.count * sizeof(float));
+    gemm_run(&at_exit.g, at_exit.g.c.data);
+    at_exit.out.after_result = verdict(&at_exit.g);
+    at_exit.out.after_warnings = count_warnings(at_exit.log, &at_exit.offset);
+    /* Ended here as the other children end: what the library keeps for the process's life is not freed,
+     * and LeakSanitizer would take it for leaks. */
+    _exit(write(outcome_fd, &at_exit.out, sizeof at_exit.out) == (ssize_t)sizeof at_exit.out ? 0 : 3);
+}
+
 static outcome child(const config *cfg, fake_mode mode, long nth, const char *only)
 {
     outcome out = {0};
@@ -263,6 +291,8 @@ static outcome child(const config *cfg, fake_mode mode, long nth, const char *on
         _exit(2);
     set_environment(cfg->path);
     fake_reset(free_bytes_for(cfg->path));
+    if (mode == FAKE_UNLOADING)
+        atexit(call_at_exit);
     gemm g, beside, later;
     gemm_make(&g, cfg, 12345u);
     gemm_make(&beside, cfg, 54321u);
@@ -285,16 +315,18 @@ static outcome child(const config *cfg, fake_mode mode, long nth, const char *on
     out.fired = fake_fired();
     out.warnings = count_warnings(log, &offset);
     out.cpu_calls = cpu_calls;
-    fake_inject(FAKE_NONE, 0, NULL);
-    if (mode == FAKE_UNLOADING) { /* a call after shutdown began: no CPU work either */
-        gemm_run(&g, g.c.data);
-        out.cpu_calls = cpu_calls;
-        out.warnings += count_warnings(log, &offset);
-    } else {
-        gemm_run(&later, later.c.data);
-        out.after_result = verdict(&later);
-        out.after_warnings = count_warnings(log, &offset);
+    if (mode == FAKE_UNLOADING) { /* the runtime stays unloading while the process exits */
+        at_exit.out = out;
+        at_exit.g = g;
+        at_exit.log = log;
+        at_exit.offset = offset;
+        exit(0);
     }
+    fake_inject(FAKE_NONE, 0, NULL);
+    gemm_run(&later, later.c.data);
+    out.after_result = verdict(&later);
+    out.after_warnings = count_warnings(log, &offset);
+    out.device_peak = fake_library_device_peak();
     out.kept_device = fake_library_allocations(FAKE_DEVICE) + fake_library_allocations(FAKE_MANAGED);
     out.kept_pinned = fake_library_allocations(FAKE_PINNED) + fake_library_allocations(FAKE_REGISTERED);
     out.streams = fake_streams();
@@ -313,8 +345,9 @@ static int run(const config *cfg, fake_mode mode, long nth, const char *only, ou
     if (pid == 0) {
         close(channel[0]);
         alarm(60); /* a hang ends as a failure */
+        outcome_fd = channel[1];
         const outcome result = child(cfg, mode, nth, only);
-        _exit(write(channel[1], &result, sizeof result) == (ssize_t)sizeof result ? 0 : 3);
+        _exit(write(outcome_fd, &result, sizeof result) == (ssize_t)sizeof result ? 0 : 3);
     }
     close(channel[1]);
     ssize_t got;
@@ -345,6 +378,9 @@ static int in_gpu_memory(const config *cfg)
     return !host_only(cfg);
 }
 
+/* TILEDBLAS_DEVICE_MB in bytes where a scenario sets it, else 0. */
+static size_t device_cap;
+
 /* What is wrong with an outcome, or NULL. */
 static const char *judge(const config *cfg, fake_mode mode, int ran, const outcome *o)
 {
@@ -353,7 +389,12 @@ static const char *judge(const config *cfg, fake_mode mode, int ran, const outco
     if (ran != 0)
         return "crash or abort";
     if (mode == FAKE_UNLOADING)
-        return o->cpu_calls ? "CPU work at shutdown" : o->warnings ? "warning at shutdown" : NULL;
+        return o->cpu_calls             ? "CPU work at shutdown"
+               : o->warnings            ? "warning at shutdown"
+               : o->after_result < 0    ? "exit handler's call wrong"
+               : o->after_result == 0   ? "exit handler's call silently unwritten"
+               : o->after_warnings      ? "exit handler's call warned"
+                                        : NULL;
     const int lost = mode == FAKE_STICKY && o->fired;
     if (o->result < 0 || (o->result == 0 && !(lost && in_gpu_memory(cfg))))
         return o->result < 0 ? "wrong result" : "C silently unwritten";
@@ -373,6 +414,8 @@ static const char *judge(const config *cfg, fake_mode mode, int ran, const outco
      * streams and events. */
     if (!lost && (o->kept_device > 4 || o->kept_pinned > 2 || o->streams > 12 || o->events > 64))
         return "allocations beyond what the library keeps";
+    if (device_cap && o->device_peak > device_cap)
+        return "device memory beyond TILEDBLAS_DEVICE_MB";
     return NULL;
 }
 
@@ -446,8 +489,19 @@ static int scenario(const char *name)
         /* Out of memory reported at the synchronisation after the kernel, on managed C, beta != 0. */
         const config cfg = {STAGED, HOST, HOST, MANAGED, COL, N, N, 60, 40, 30, 0.5f, 0, 1};
         check(&cfg, FAKE_DEFERRED, 1, "launch");
+    } else if (strcmp(name, "device-cap") == 0) {
+        /* Under TILEDBLAS_DEVICE_MB, a C in device or managed memory with beta != 0, copied before the
+         * kernel: the copy and the workspace for A and B (960 kB) together would pass the 1 MB cap. */
+        const config cfgs[] = {{STAGED, HOST, HOST, DEVICE, COL, N, N, 300, 300, 400, 0.5f, 0, 1},
+                               {STAGED, HOST, HOST, MANAGED, ROW, T, N, 300, 300, 400, -1.0f, 0, 1}};
+        setenv("TILEDBLAS_DEVICE_MB", "1", 1);
+        device_cap = (size_t)1 << 20;
+        for (int i = 0; i < 2; i++)
+            check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
+    } else if (strcmp(name, "reason-race") == 0) {
+        failures += fault_reason_while_disabled();
     } else if (strcmp(name, "registry") == 0) {
         failures += fault_registry_checks();
     } else if (strcmp(name, "unloading-in-flight") == 0) {
