@@ -208,9 +208,15 @@ void *tb_resolve_in_caller(const char *name, const void *caller)
 {
     struct link_map *map = link_map_of_symbol(caller);
     void *handle = map ? handle_of_map(map) : NULL;
-    void *own = handle && counts(handle, map) ? defined_in(handle, map, name) : NULL;
+    /* The caller's local scope: the calling object, then its dependencies. */
+    void *symbol = handle ? dlsym(handle, name) : NULL;
     if (handle)
         dlclose(handle);
+    struct link_map *definer = link_map_of_symbol(symbol);
+    void *definer_handle = definer ? handle_of_map(definer) : NULL;
+    void *own = definer_handle && counts(definer_handle, definer) ? symbol : NULL;
+    if (definer_handle)
+        dlclose(definer_handle);
     tb_pin(caller);
     tb_pin(own);
     return own;

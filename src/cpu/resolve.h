@@ -23,10 +23,11 @@
 void *tb_resolve_next(const char *name, int *shared);
 
 /*
- * `name` as defined in the object that holds the address `caller` itself
- * (never this library, another copy of it, or an object it loaded), pinned;
- * else NULL. The calling object is pinned too, so that an answer remembered
- * for it stays true.
+ * `name` as the object that holds the address `caller` would reach it in its
+ * own local scope (the object, then its dependencies), where the defining
+ * object counts as the program's (never this library, another copy of it, or
+ * an object it loaded), pinned; else NULL. The calling object is pinned too,
+ * so that an answer remembered for it stays true.
  */
 void *tb_resolve_in_caller(const char *name, const void *caller);
 
