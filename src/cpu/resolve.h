@@ -17,8 +17,8 @@
  * (tb_resolve_own_load). The object found is pinned (tb_pin). NULL when none
  * defines it. *shared (unless NULL) is 1 when every caller reaches the answer
  * (a global definition, or the only one), 0 when two or more objects outside
- * the global scope define the name: a caller in one of them then reaches its
- * own (tb_resolve_in_caller).
+ * the global scope define the name: a caller then reaches the one in its own
+ * local scope (tb_resolve_in_caller).
  */
 void *tb_resolve_next(const char *name, int *shared);
 
