@@ -8,8 +8,9 @@
  * several local dlopen scopes (two bundled BLAS libraries calling their own
  * LAPACK helpers under the same name), the answer depends on the caller: the
  * slot keeps the lazy entry, and each call asks here for its caller's: the
- * calling object's own definition (tb_resolve_in_caller), else the first in
- * load order; remembered per name and calling object.
+ * definition in the calling object's local scope, itself or its dependencies
+ * (tb_resolve_in_caller), else the first in load order; remembered per name
+ * and calling object.
  * A name nothing provides stops the program with one message: never a jump to
  * NULL.
  */

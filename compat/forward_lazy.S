@@ -16,6 +16,7 @@
     .p2align 4
 tb_forward_lazy:
     .cfi_startproc
+    endbr64
     pushq %rbp
     .cfi_def_cfa_offset 16
     .cfi_offset %rbp, -16
@@ -63,3 +64,4 @@ tb_forward_lazy:
     .size tb_forward_lazy, .-tb_forward_lazy
 
     .section .note.GNU-stack,"",@progbits
+#include "cet_note.h"

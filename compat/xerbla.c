@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -108,6 +109,27 @@ static int row_major_position(int info, const char *routine)
     return info;
 }
 
+/*
+ * The handler a default passes the report to, looked up at its first report
+ * only: the object defining it is pinned, so the address stays valid. Threads
+ * reporting at once may each look it up; they find the same one.
+ */
+typedef struct {
+    atomic_int found;
+    _Atomic(void *) handler; /* NULL: none, the default reports itself */
+} next_handler;
+
+static next_handler next_cblas_xerbla, next_xerbla, next_xerbla_64;
+
+static void *handler_of(next_handler *next, const char *name)
+{
+    if (!atomic_load_explicit(&next->found, memory_order_acquire)) {
+        atomic_store_explicit(&next->handler, tb_resolve_next(name, NULL), memory_order_relaxed);
+        atomic_store_explicit(&next->found, 1, memory_order_release);
+    }
+    return atomic_load_explicit(&next->handler, memory_order_relaxed);
+}
+
 typedef void (*cblas_xerbla_fn)(int info, const char *routine, const char *form, ...);
 typedef void (*xerbla_fn)(const char *srname, const int *info, size_t srname_len);
 typedef void (*xerbla64_fn)(const char *srname, const int64_t *info, size_t srname_len);
@@ -119,7 +141,7 @@ void cblas_xerbla(int info, const char *routine, const char *form, ...)
     va_start(args, form);
     vsnprintf(message, sizeof message, form, args);
     va_end(args);
-    void *next = tb_resolve_next("cblas_xerbla", NULL);
+    void *next = handler_of(&next_cblas_xerbla, "cblas_xerbla");
     if (next) {
         /* It maps a row-major number itself, from the RowMajorStrg set for it. */
         ((cblas_xerbla_fn)next)(info, routine, "%s", message);
@@ -156,7 +178,7 @@ static void report_f77(const char *srname, int64_t info, size_t srname_len)
 
 void xerbla_(const char *srname, const int *info, size_t srname_len)
 {
-    void *next = tb_resolve_next("xerbla_", NULL);
+    void *next = handler_of(&next_xerbla, "xerbla_");
     if (next)
         ((xerbla_fn)next)(srname, info, srname_len);
     else
@@ -165,7 +187,7 @@ void xerbla_(const char *srname, const int *info, size_t srname_len)
 
 void xerbla_64_(const char *srname, const int64_t *info, size_t srname_len)
 {
-    void *next = tb_resolve_next("xerbla_64_", NULL);
+    void *next = handler_of(&next_xerbla_64, "xerbla_64_");
     if (next)
         ((xerbla64_fn)next)(srname, info, srname_len);
     else

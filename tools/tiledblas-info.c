@@ -166,7 +166,14 @@ static int core_as_good(const char *core, const char *best)
     return 0;
 }
 
-/* openblas_get_corename() of a loaded library, under the names OpenBLAS builds give it. */
+/*
+ * openblas_get_corename() of a loaded library, under the names OpenBLAS builds
+ * give it; a library has one of them. The plain name comes first: it is that
+ * of the LP64 build and also of Debian's ILP64 one (libopenblas64.so.0 keeps
+ * the plain names, as for its routines), where the 64_ spelling is absent.
+ * The suffixed and prefixed names are those of builds with a symbol suffix
+ * (OpenBLAS's own ILP64 packaging) and of scipy-openblas.
+ */
 static const char *corename(const char *path)
 {
     static const char *const names[] = {"openblas_get_corename", "openblas_get_corename64_",

@@ -38,7 +38,7 @@ def exports(path):
 def write(name, header, rows):
     with open(os.path.join(HERE, name), "w") as f:
         f.write(header)
-        f.write("# name interface width\n")
+        f.write("# name interface\n")
         for row in sorted(rows):
             f.write(" ".join(row) + "\n")
 
@@ -58,13 +58,13 @@ def main():
 
     iface = lambda n: "cblas" if n.startswith("cblas_") else ("c" if not n.endswith("_") else "fortran")
     write("blas.txt", "# The reference BLAS, levels 1-3 and auxiliaries (blas/libblas.so.3).\n",
-          [(n, "fortran", "lp64") for n in fortran_blas])
+          [(n, "fortran") for n in fortran_blas])
     write("cblas.txt", "# The reference CBLAS (blas/libblas.so.3).\n",
-          [(n, "cblas", "lp64") for n in cblas])
+          [(n, "cblas") for n in cblas])
     write("lapack.txt", "# The reference LAPACK's Fortran interface (lapack/liblapack.so.3).\n",
-          [(n, "fortran", "lp64") for n in fortran_lapack])
+          [(n, "fortran") for n in fortran_lapack])
     write("openblas.txt", "# OpenBLAS's public extensions (libopenblas.so.0).\n",
-          [(n, iface(n), "lp64") for n in extensions])
+          [(n, iface(n)) for n in extensions])
 
 
 if __name__ == "__main__":

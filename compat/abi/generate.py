@@ -8,7 +8,8 @@ and own.txt (what tiledblas runs itself, and how its names are spelled); writes
 into OUT_DIR:
   abi_tables.h    the conventions, the own routines' names per convention and the counts
   forwarders.S    one jump through a slot per forwarded name, the slots, and the lazy
-                  resolver's entry (x86-64)
+                  resolver's entry (x86-64; each an indirect jump's target, so each
+                  begins with endbr64, and the object is marked for CET: cet_note.h)
   forward_names.c the forwarded names, by slot, and for a 64-bit-integer name its
                   plain spelling (the name under which Debian's libopenblas64 has it)
   exports.map     the version script: EXPORTS_TEMPLATE with every name above added
@@ -100,16 +101,16 @@ def main():
            "/* Each forwarded name jumps through its slot; a slot starts at its lazy entry. */\n",
            "    .text\n"]
     for i, name in enumerate(forwarded):
-        asm.append("    .globl %s\n    .type %s, @function\n    .p2align 4\n%s:\n"
+        asm.append("    .globl %s\n    .type %s, @function\n    .p2align 4\n%s:\n    endbr64\n"
                    "    jmp *tb_forward_slots+%d(%%rip)\n    .size %s, .-%s\n" % (name, name, name, 8 * i, name, name))
     for i in range(len(forwarded)):
-        asm.append(".Llazy%d:\n    movl $%d, %%r11d\n    jmp tb_forward_lazy\n" % (i, i))
+        asm.append(".Llazy%d:\n    endbr64\n    movl $%d, %%r11d\n    jmp tb_forward_lazy\n" % (i, i))
     asm.append("\n    .section .data.rel.local,\"aw\"\n    .p2align 3\n"
                "    .globl tb_forward_slots\n    .hidden tb_forward_slots\n"
                "    .type tb_forward_slots, @object\n    .size tb_forward_slots, %d\ntb_forward_slots:\n"
                % (8 * len(forwarded)))
     asm += ["    .quad .Llazy%d\n" % i for i in range(len(forwarded))]
-    asm.append('\n    .section .note.GNU-stack,"",@progbits\n')
+    asm.append('\n    .section .note.GNU-stack,"",@progbits\n#include "cet_note.h"\n')
     write(os.path.join(out_dir, "forwarders.S"), "".join(asm))
 
     marker = "/* the names of compat/abi, added by compat/abi/generate.py */"

@@ -63,24 +63,51 @@ static tb_cpu_target targets[TB_CONVENTION_COUNT] = {TB_CONVENTIONS(TB_TARGET_EN
 static atomic_int latest_ilp64 = -1;
 
 /*
- * Resolution and library loading, serialised; recursive, as a target's
- * resolution loads libraries. A child forked while another thread held it
- * starts with it free (the other thread does not exist there); what it was
- * resolving is simply resolved again.
+ * What resolution finds is published under this lock, the first thread's
+ * answer kept. Resolution itself runs without it: it loads libraries and calls
+ * into them (their isamax), and a lock held there could deadlock against the
+ * dynamic loader's (a library constructor making a BLAS call while another
+ * thread resolves). A child forked while another thread held it starts with it
+ * free (the other thread does not exist there).
  */
-static pthread_mutex_t targets_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t targets_lock = PTHREAD_MUTEX_INITIALIZER;
 
-TB_FREE_IN_CHILD(targets_lock, PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP)
+TB_FREE_IN_CHILD(targets_lock, PTHREAD_MUTEX_INITIALIZER)
 
-/* Runs `load` once (`*done` set after), under targets_lock. */
-static void load_once(int *done, void (*load)(void))
+/* Libraries this library loads itself, with what loading them found. */
+typedef struct {
+    void *handles[2];
+    int builtin;        /* TILEDBLAS_CPU_BLAS=builtin */
+    char searched[128]; /* what was looked for, for messages */
+} libraries;
+
+typedef struct {
+    atomic_int done;
+    libraries loaded;
+} libraries_once;
+
+/*
+ * The libraries `load` finds, loaded once: each thread that finds them not
+ * yet loaded loads its own copy, the first to finish publishes it and the
+ * others close theirs.
+ */
+static const libraries *load_once(libraries_once *once, void (*load)(libraries *out))
 {
+    if (atomic_load_explicit(&once->done, memory_order_acquire))
+        return &once->loaded;
+    libraries mine = {0};
+    load(&mine);
     pthread_mutex_lock(&targets_lock);
-    if (!*done) {
-        load();
-        *done = 1;
+    const int first = !atomic_load_explicit(&once->done, memory_order_relaxed);
+    if (first) {
+        once->loaded = mine;
+        atomic_store_explicit(&once->done, 1, memory_order_release);
     }
     pthread_mutex_unlock(&targets_lock);
+    for (int i = 0; i < 2 && !first; i++)
+        if (mine.handles[i])
+            tb_resolve_own_close(mine.handles[i]);
+    return &once->loaded;
 }
 
 tb_cpu_target *tb_cpu_target_of(int convention)
@@ -98,8 +125,7 @@ static const char *spell(char *out, size_t size, const char *format, const char 
 static int use_object(tb_cpu_target *t, void *handle, const convention *conv)
 {
     char name[64];
-    if (tb_fortran_width(tb_resolve_in(handle, spell(name, sizeof name, conv->fortran, "isamax"))) !=
-        (t->ilp64 ? 64 : 32))
+    if (tb_fortran_width_in(handle, spell(name, sizeof name, conv->fortran, "isamax")) != (t->ilp64 ? 64 : 32))
         return 0;
     void *sgemm = tb_resolve_in(handle, spell(name, sizeof name, conv->fortran, "sgemm"));
     if (!sgemm)
@@ -112,18 +138,11 @@ static int use_object(tb_cpu_target *t, void *handle, const convention *conv)
     return 1;
 }
 
-/* The object where `symbol` is defined, as a handle (the caller closes it). */
-static void *handle_of(const void *symbol)
-{
-    const char *path = tb_object_path(symbol);
-    return strcmp(path, "?") ? dlopen(path, RTLD_LAZY | RTLD_NOLOAD) : dlopen(NULL, RTLD_LAZY);
-}
-
 static int use_next(tb_cpu_target *t, const convention *conv)
 {
     char name[64];
     void *sgemm = tb_resolve_next(spell(name, sizeof name, conv->fortran, "sgemm"), NULL);
-    void *handle = sgemm ? handle_of(sgemm) : NULL;
+    void *handle = sgemm ? tb_handle_of(sgemm) : NULL;
     const int used = handle && use_object(t, handle, conv);
     if (handle)
         dlclose(handle);
@@ -134,76 +153,71 @@ static int use_next(tb_cpu_target *t, const convention *conv)
  * The LP64 libraries this library loads itself, each once and only when
  * needed: TILEDBLAS_CPU_BLAS's, and the defaults after the program's own.
  */
-static struct {
-    int requested_loaded, defaults_loaded;
-    void *requested; /* TILEDBLAS_CPU_BLAS's library */
-    int builtin;     /* TILEDBLAS_CPU_BLAS=builtin */
-    void *defaults[2];
-    char searched[128];
-} lp64;
+static libraries_once requested_once, defaults_once;
 
+/* `name`, loaded, if it is a BLAS with 32-bit integers; else closed again. */
 static void *load_lp64(const char *name)
 {
     void *handle = tb_resolve_own_load(name);
-    if (handle && tb_fortran_width(tb_resolve_in(handle, "isamax_")) != 32) {
+    if (handle && tb_fortran_width_in(handle, "isamax_") != 32) {
         tb_warn("%s is not a BLAS with 32-bit integers (its isamax_ says so, or it has none); not used", name);
+        tb_resolve_own_close(handle);
         return NULL;
     }
     return handle;
 }
 
-static void load_requested(void)
+static void load_requested(libraries *out)
 {
     const char *requested = tb_env("TILEDBLAS_CPU_BLAS");
     if (!requested || !*requested)
         return;
-    lp64.builtin = strcmp(requested, "builtin") == 0;
-    if (!lp64.builtin && !(lp64.requested = load_lp64(requested)))
+    out->builtin = strcmp(requested, "builtin") == 0;
+    if (!out->builtin && !(out->handles[0] = load_lp64(requested)))
         tb_warn("TILEDBLAS_CPU_BLAS=%s could not be used; trying libopenblas.so.0", requested);
 }
 
-static void load_defaults(void)
+static void load_defaults(libraries *out)
 {
-    if ((lp64.defaults[0] = load_lp64("libopenblas.so.0"))) {
-        snprintf(lp64.searched, sizeof lp64.searched, "libopenblas.so.0");
-    } else if ((lp64.defaults[0] = load_lp64("libblas.so.3"))) {
-        lp64.defaults[1] = tb_resolve_own_load("liblapack.so.3");
-        snprintf(lp64.searched, sizeof lp64.searched, "libblas.so.3%s",
-                 lp64.defaults[1] ? " and liblapack.so.3" : " (no liblapack.so.3)");
+    if ((out->handles[0] = load_lp64("libopenblas.so.0"))) {
+        snprintf(out->searched, sizeof out->searched, "libopenblas.so.0");
+    } else if ((out->handles[0] = load_lp64("libblas.so.3"))) {
+        out->handles[1] = tb_resolve_own_load("liblapack.so.3");
+        snprintf(out->searched, sizeof out->searched, "libblas.so.3%s",
+                 out->handles[1] ? " and liblapack.so.3" : " (no liblapack.so.3)");
     } else {
-        snprintf(lp64.searched, sizeof lp64.searched, "no libopenblas.so.0 nor libblas.so.3");
+        snprintf(out->searched, sizeof out->searched, "no libopenblas.so.0 nor libblas.so.3");
     }
 }
 
 static void resolve_lp64(tb_cpu_target *t, const convention *conv)
 {
-    load_once(&lp64.requested_loaded, load_requested);
-    if (lp64.builtin)
+    const libraries *requested = load_once(&requested_once, load_requested);
+    if (requested->builtin)
         return;
-    if (lp64.requested && use_object(t, lp64.requested, &plain_lp64))
+    if (requested->handles[0] && use_object(t, requested->handles[0], &plain_lp64))
         return;
     if (use_next(t, conv))
         return;
-    load_once(&lp64.defaults_loaded, load_defaults);
-    for (int i = 0; i < 2 && lp64.defaults[i]; i++)
-        if (use_object(t, lp64.defaults[i], &plain_lp64))
+    const libraries *defaults = load_once(&defaults_once, load_defaults);
+    for (int i = 0; i < 2 && defaults->handles[i]; i++)
+        if (use_object(t, defaults->handles[i], &plain_lp64))
             return;
     tb_warn("no CPU BLAS found (libopenblas.so.0, libblas.so.3); using the slow built-in loop");
 }
 
-static void *ilp64_library;
-static int ilp64_loaded;
+static libraries_once ilp64_once;
 
-/* libopenblas64.so.0, if its integers are 64-bit under its plain names or the _64_ ones. */
-static void load_ilp64_library(void)
+/* libopenblas64.so.0, if its integers are 64-bit under its plain names or the _64_ ones; else closed again. */
+static void load_ilp64_library(libraries *out)
 {
     void *handle = tb_resolve_own_load("libopenblas64.so.0");
-    if (handle && tb_fortran_width(tb_resolve_in(handle, "isamax_")) != 64 &&
-        tb_fortran_width(tb_resolve_in(handle, "isamax_64_")) != 64) {
+    if (handle && tb_fortran_width_in(handle, "isamax_") != 64 && tb_fortran_width_in(handle, "isamax_64_") != 64) {
         tb_warn("libopenblas64.so.0 is not a BLAS with 64-bit integers (its isamax says so); not used");
+        tb_resolve_own_close(handle);
         handle = NULL;
     }
-    ilp64_library = handle;
+    out->handles[0] = handle;
 }
 
 static void resolve_target(tb_cpu_target *t)
@@ -211,9 +225,8 @@ static void resolve_target(tb_cpu_target *t)
     const convention *conv = &conventions[t->convention];
     if (conv->ilp64) {
         if (!use_next(t, conv)) {
-            load_once(&ilp64_loaded, load_ilp64_library);
-            const int used = ilp64_library && (use_object(t, ilp64_library, conv) ||
-                                               use_object(t, ilp64_library, &plain_ilp64));
+            void *library = load_once(&ilp64_once, load_ilp64_library)->handles[0];
+            const int used = library && (use_object(t, library, conv) || use_object(t, library, &plain_ilp64));
             if (!used)
                 TB_WARN_ONCE("no CPU BLAS with 64-bit integers found (libopenblas64.so.0); 64-bit-integer SGEMM "
                              "names use the slow built-in loop on the CPU");
@@ -225,16 +238,21 @@ static void resolve_target(tb_cpu_target *t)
         snprintf(t->name, sizeof t->name, "builtin");
 }
 
+/* `t`, resolved into a copy without the lock and published under it (the first thread's answer is kept). */
 static tb_cpu_target *resolved(tb_cpu_target *t)
 {
-    if (!atomic_load_explicit(&t->resolved, memory_order_acquire)) {
-        pthread_mutex_lock(&targets_lock);
-        if (!atomic_load_explicit(&t->resolved, memory_order_relaxed)) {
-            resolve_target(t);
-            atomic_store_explicit(&t->resolved, 1, memory_order_release);
-        }
-        pthread_mutex_unlock(&targets_lock);
+    if (atomic_load_explicit(&t->resolved, memory_order_acquire))
+        return t;
+    tb_cpu_target mine = {.convention = t->convention, .ilp64 = t->ilp64};
+    resolve_target(&mine);
+    pthread_mutex_lock(&targets_lock);
+    if (!atomic_load_explicit(&t->resolved, memory_order_relaxed)) {
+        t->sgemm = mine.sgemm;
+        t->cblas = mine.cblas;
+        memcpy(t->name, mine.name, sizeof t->name);
+        atomic_store_explicit(&t->resolved, 1, memory_order_release);
     }
+    pthread_mutex_unlock(&targets_lock);
     return t;
 }
 
@@ -302,32 +320,33 @@ const char *tb_cpu_backend_ilp64_name(void)
 void *tb_cpu_lookup_ilp64(const char *name, const char *plain, int *shared, char *searched, size_t searched_size)
 {
     void *symbol = tb_resolve_next(name, shared);
-    if (!symbol) {
-        load_once(&ilp64_loaded, load_ilp64_library);
-        symbol = ilp64_library ? tb_resolve_in(ilp64_library, name) : NULL;
-        if (!symbol && ilp64_library)
-            symbol = tb_resolve_in(ilp64_library, plain);
-    }
+    if (symbol)
+        return symbol;
+    void *library = load_once(&ilp64_once, load_ilp64_library)->handles[0];
+    symbol = library ? tb_resolve_in(library, name) : NULL;
+    if (!symbol && library)
+        symbol = tb_resolve_in(library, plain);
     if (!symbol)
         snprintf(searched, searched_size, "the loaded objects in load order, %s",
-                 ilp64_library ? "libopenblas64.so.0 (also as plain name)" : "no libopenblas64.so.0");
+                 library ? "libopenblas64.so.0 (also as plain name)" : "no libopenblas64.so.0");
     return symbol;
 }
 
 void *tb_cpu_lookup(const char *name, int *shared, char *searched, size_t searched_size)
 {
-    load_once(&lp64.requested_loaded, load_requested);
+    void *requested = load_once(&requested_once, load_requested)->handles[0];
     *shared = 1;
-    void *symbol = lp64.requested ? tb_resolve_in(lp64.requested, name) : NULL;
+    void *symbol = requested ? tb_resolve_in(requested, name) : NULL;
     if (!symbol)
         symbol = tb_resolve_next(name, shared);
-    if (!symbol)
-        load_once(&lp64.defaults_loaded, load_defaults);
-    for (int i = 0; i < 2 && !symbol && lp64.defaults[i]; i++)
-        symbol = tb_resolve_in(lp64.defaults[i], name);
+    if (symbol)
+        return symbol;
+    const libraries *defaults = load_once(&defaults_once, load_defaults);
+    for (int i = 0; i < 2 && !symbol && defaults->handles[i]; i++)
+        symbol = tb_resolve_in(defaults->handles[i], name);
     if (!symbol)
         snprintf(searched, searched_size, "the loaded objects in load order%s, %s",
-                 lp64.requested ? ", TILEDBLAS_CPU_BLAS" : "", lp64.searched);
+                 requested ? ", TILEDBLAS_CPU_BLAS" : "", defaults->searched);
     return symbol;
 }
 

@@ -17,9 +17,16 @@
 #include "core/report.h"
 #include "cpu/resolve.h"
 
-/* Objects this library dlopen'ed itself; never unloaded, so their link maps stay valid. */
+/*
+ * Objects this library dlopen'ed itself, with the references it holds; an
+ * entry goes when the last is closed (tb_resolve_own_close), before its link
+ * map can belong to another object.
+ */
 enum { OWN_LOADS_MAX = 16 };
-static struct link_map *own_loads[OWN_LOADS_MAX];
+static struct {
+    struct link_map *map;
+    int refs;
+} own_loads[OWN_LOADS_MAX];
 static int own_load_count;
 static pthread_mutex_t own_loads_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -43,12 +50,19 @@ static struct link_map *self(void)
     return link_map_of_symbol((const void *)tb_resolve_next);
 }
 
+/* The entry of `map` in own_loads, or -1; under own_loads_lock. */
+static int own_load_entry(const struct link_map *map)
+{
+    for (int i = 0; i < own_load_count; i++)
+        if (own_loads[i].map == map)
+            return i;
+    return -1;
+}
+
 static int loaded_by_us(const struct link_map *map)
 {
     pthread_mutex_lock(&own_loads_lock);
-    int found = 0;
-    for (int i = 0; i < own_load_count && !found; i++)
-        found = own_loads[i] == map;
+    const int found = own_load_entry(map) >= 0;
     pthread_mutex_unlock(&own_loads_lock);
     return found;
 }
@@ -60,13 +74,29 @@ void *tb_resolve_own_load(const char *name)
     if (already)
         dlclose(already);
     struct link_map *map = link_map_of_handle(handle);
-    if (map && !already) {
+    if (map) {
         pthread_mutex_lock(&own_loads_lock);
-        if (own_load_count < OWN_LOADS_MAX)
-            own_loads[own_load_count++] = map;
+        const int entry = own_load_entry(map);
+        if (entry >= 0)
+            own_loads[entry].refs++;
+        else if (!already && own_load_count < OWN_LOADS_MAX)
+            own_loads[own_load_count].map = map, own_loads[own_load_count++].refs = 1;
         pthread_mutex_unlock(&own_loads_lock);
     }
     return handle;
+}
+
+void tb_resolve_own_close(void *handle)
+{
+    struct link_map *map = link_map_of_handle(handle);
+    if (!map)
+        return;
+    pthread_mutex_lock(&own_loads_lock);
+    const int entry = own_load_entry(map);
+    if (entry >= 0 && --own_loads[entry].refs == 0)
+        own_loads[entry] = own_loads[--own_load_count];
+    pthread_mutex_unlock(&own_loads_lock);
+    dlclose(handle);
 }
 
 const char *tb_object_path(const void *symbol)
@@ -75,13 +105,38 @@ const char *tb_object_path(const void *symbol)
     return symbol && dladdr(symbol, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname : "?";
 }
 
+/* The objects pinned so far, each once: a pinned object's link map stays its own. */
+enum { PINNED_MAX = 256 };
+static const struct link_map *pinned[PINNED_MAX];
+static int pinned_count;
+static pthread_mutex_t pinned_lock = PTHREAD_MUTEX_INITIALIZER;
+
+TB_FREE_IN_CHILD(pinned_lock, PTHREAD_MUTEX_INITIALIZER)
+
+/* Whether `map` is pinned; under pinned_lock. */
+static int pinned_already(const struct link_map *map)
+{
+    for (int i = 0; i < pinned_count; i++)
+        if (pinned[i] == map)
+            return 1;
+    return 0;
+}
+
 void tb_pin(const void *symbol)
 {
-    Dl_info info;
-    if (!symbol || !dladdr(symbol, &info) || !info.dli_fname || !*info.dli_fname)
+    const struct link_map *map = link_map_of_symbol(symbol);
+    if (!map || map->l_prev == NULL)
         return; /* the executable, which is never unloaded */
-    void *handle = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
-    (void)handle; /* the reference is kept on purpose: with NODELETE the object stays */
+    pthread_mutex_lock(&pinned_lock);
+    const int done = pinned_already(map);
+    pthread_mutex_unlock(&pinned_lock);
+    /* Not under the lock: dlopen takes the loader's. The reference is kept on purpose (NODELETE). */
+    if (done || !dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+        return;
+    pthread_mutex_lock(&pinned_lock);
+    if (!pinned_already(map) && pinned_count < PINNED_MAX)
+        pinned[pinned_count++] = map;
+    pthread_mutex_unlock(&pinned_lock);
 }
 
 /* `name` in the object `map` itself, through `handle` (which may also see its dependencies). */
@@ -101,12 +156,18 @@ static int is_tiledblas(void *handle, const struct link_map *map)
     return 1;
 }
 
-void *tb_resolve_in(void *handle, const char *name)
+/* tb_resolve_in without pinning. */
+static void *lookup_in(void *handle, const char *name)
 {
     struct link_map *map = link_map_of_handle(handle);
     if (!map || map == self() || is_tiledblas(handle, map))
         return NULL;
-    void *symbol = defined_in(handle, map, name);
+    return defined_in(handle, map, name);
+}
+
+void *tb_resolve_in(void *handle, const char *name)
+{
+    void *symbol = lookup_in(handle, name);
     tb_pin(symbol);
     return symbol;
 }
@@ -145,6 +206,12 @@ static int counts(void *handle, struct link_map *map)
 static void *handle_of_map(const struct link_map *map)
 {
     return map->l_prev == NULL ? dlopen(NULL, RTLD_LAZY) : dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
+}
+
+void *tb_handle_of(const void *symbol)
+{
+    const struct link_map *map = link_map_of_symbol(symbol);
+    return map ? handle_of_map(map) : NULL;
 }
 
 /*
@@ -208,9 +275,15 @@ void *tb_resolve_in_caller(const char *name, const void *caller)
 {
     struct link_map *map = link_map_of_symbol(caller);
     void *handle = map ? handle_of_map(map) : NULL;
-    void *own = handle && counts(handle, map) ? defined_in(handle, map, name) : NULL;
+    /* The caller's local scope: the calling object, then its dependencies. */
+    void *symbol = handle ? dlsym(handle, name) : NULL;
     if (handle)
         dlclose(handle);
+    struct link_map *definer = link_map_of_symbol(symbol);
+    void *definer_handle = definer ? handle_of_map(definer) : NULL;
+    void *own = definer_handle && counts(definer_handle, definer) ? symbol : NULL;
+    if (definer_handle)
+        dlclose(definer_handle);
     tb_pin(caller);
     tb_pin(own);
     return own;
@@ -230,4 +303,9 @@ int tb_fortran_width(void *isamax)
     const float x[2] = {1.0f, 2.0f};
     const int answer = (int)((isamax_fn)isamax)(&n, x, &inc);
     return answer == 1 ? 32 : answer == 0 ? 64 : 0;
+}
+
+int tb_fortran_width_in(void *handle, const char *isamax)
+{
+    return tb_fortran_width(lookup_in(handle, isamax));
 }

@@ -17,16 +17,17 @@
  * (tb_resolve_own_load). The object found is pinned (tb_pin). NULL when none
  * defines it. *shared (unless NULL) is 1 when every caller reaches the answer
  * (a global definition, or the only one), 0 when two or more objects outside
- * the global scope define the name: a caller in one of them then reaches its
- * own (tb_resolve_in_caller).
+ * the global scope define the name: a caller then reaches the one in its own
+ * local scope (tb_resolve_in_caller).
  */
 void *tb_resolve_next(const char *name, int *shared);
 
 /*
- * `name` as defined in the object that holds the address `caller` itself
- * (never this library, another copy of it, or an object it loaded), pinned;
- * else NULL. The calling object is pinned too, so that an answer remembered
- * for it stays true.
+ * `name` as the object that holds the address `caller` would reach it in its
+ * own local scope (the object, then its dependencies), where the defining
+ * object counts as the program's (never this library, another copy of it, or
+ * an object it loaded), pinned; else NULL. The calling object is pinned too,
+ * so that an answer remembered for it stays true.
  */
 void *tb_resolve_in_caller(const char *name, const void *caller);
 
@@ -39,8 +40,17 @@ void *tb_resolve_in(void *handle, const char *name);
  */
 void *tb_resolve_own_load(const char *name);
 
-/* Keeps the object defining `symbol` loaded for the life of the process (RTLD_NODELETE). */
+/* Keeps the object defining `symbol` loaded for the life of the process (RTLD_NODELETE); each object once. */
 void tb_pin(const void *symbol);
+
+/* dlclose of a handle from tb_resolve_own_load; the object stops counting as loaded by this library with its last. */
+void tb_resolve_own_close(void *handle);
+
+/*
+ * A handle of the object defining `symbol` (the executable's: the global
+ * scope's, dlopen(NULL)); NULL where none holds it. The caller closes it.
+ */
+void *tb_handle_of(const void *symbol);
 
 /* The path of the object defining `symbol`, or "?". */
 const char *tb_object_path(const void *symbol);
@@ -50,5 +60,8 @@ const char *tb_object_path(const void *symbol);
  * is at `isamax`: 64 or 32, read from how it takes a count; 0 when unknown.
  */
 int tb_fortran_width(void *isamax);
+
+/* The same for the isamax named `isamax` in the object behind `handle` itself, without pinning it. */
+int tb_fortran_width_in(void *handle, const char *isamax);
 
 #endif /* TILEDBLAS_CPU_RESOLVE_H */

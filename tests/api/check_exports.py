@@ -2,8 +2,8 @@
 """The library exports exactly the names of the symbol lists (compat/abi), the
 SGEMM names of every convention, the error handlers, the reference CBLAS's two
 globals and the tiledblas_* functions; tiledblas_abi_exported() and
-tiledblas_abi_forwarded() count them; and every forwarded name's code is the
-one indirect jump through its slot.
+tiledblas_abi_forwarded() count them; and every forwarded name's code is
+endbr64 and the one indirect jump through its slot.
 
     check_exports.py LIBRARY ABI_DIR
 """
@@ -63,7 +63,9 @@ if lib.tiledblas_abi_forwarded() != len(expected - own):
     failures.append("tiledblas_abi_forwarded() = %d, expected %d"
                     % (lib.tiledblas_abi_forwarded(), len(expected - own)))
 
-# A forwarder is `jmp *slot(%rip)`: ff 25 and a 32-bit displacement, at the symbol's address.
+# A forwarder is `endbr64` (f3 0f 1e fa, an indirect branch's landing pad under CET), then
+# `jmp *slot(%rip)`: ff 25 and a 32-bit displacement, at the symbol's address.
+FORWARDER = b"\xf3\x0f\x1e\xfa\xff\x25"
 with open(library, "rb") as f:
     image = f.read()
 segments = subprocess.run(["readelf", "-lW", library], check=True, capture_output=True, text=True).stdout
@@ -80,7 +82,7 @@ def file_offset(address):
 
 
 not_jumps = [n for n in sorted(expected - own)
-             if image[file_offset(exported[n][1]):file_offset(exported[n][1]) + 2] != b"\xff\x25"]
+             if image[file_offset(exported[n][1]):file_offset(exported[n][1]) + len(FORWARDER)] != FORWARDER]
 if not_jumps:
     failures.append("%d forwarded names are not one indirect jump, e.g. %s" % (len(not_jumps), not_jumps[:5]))
 

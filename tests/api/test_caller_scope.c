@@ -11,6 +11,10 @@
  *   test_caller_scope global A B GLOBAL  A and B RTLD_LOCAL, GLOBAL (loaded
  *       between them) RTLD_GLOBAL: every call reaches GLOBAL's, the one the
  *       global scope gives every caller.
+ *   test_caller_scope modules MA MB  MA linked to A, MB to B, both only
+ *       calling the name, dlopen'ed RTLD_LOCAL (two extension modules, each
+ *       with its own BLAS as a dependency): MA's calls reach A's definition and
+ *       MB's B's, the one in each caller's local scope.
  * Prints the time of a call through the forwarder in each case.
  */
 #define _GNU_SOURCE /* dladdr */
@@ -115,10 +119,24 @@ static void check_global(const char *path_a, const char *path_b, const char *pat
     printf("a global definition: %.1f ns a call from A\n", ns_per_call(a));
 }
 
+static void check_modules(const char *path_a, const char *path_b)
+{
+    scope_call_fn *module_a = open_library(path_a, RTLD_LOCAL);
+    scope_call_fn *module_b = open_library(path_b, RTLD_LOCAL);
+    if (failures)
+        return;
+    /* B first: the answer must not be the first definition in load order. */
+    expect_value("the module linked to B", module_b, VALUE_B);
+    expect_value("the module linked to A", module_a, VALUE_A);
+    printf("definitions in the modules' dependencies: %.1f ns a call from the module linked to B\n",
+           ns_per_call(module_b));
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5 || (strcmp(argv[1], "local") != 0 && strcmp(argv[1], "global") != 0)) {
-        fprintf(stderr, "usage: %s local A B CALLER | global A B GLOBAL\n", argv[0]);
+    const int modules = argc == 4 && strcmp(argv[1], "modules") == 0;
+    if (!modules && (argc != 5 || (strcmp(argv[1], "local") != 0 && strcmp(argv[1], "global") != 0))) {
+        fprintf(stderr, "usage: %s local A B CALLER | global A B GLOBAL | modules MA MB\n", argv[0]);
         return 2;
     }
     /* The premise: the libraries' references bind to tiledblas's forwarder. */
@@ -129,7 +147,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL: sroundup_lwork_ is not tiledblas's forwarder in the global scope\n");
         return 1;
     }
-    if (strcmp(argv[1], "local") == 0)
+    if (modules)
+        check_modules(argv[2], argv[3]);
+    else if (strcmp(argv[1], "local") == 0)
         check_local(argv[2], argv[3], argv[4]);
     else
         check_global(argv[2], argv[3], argv[4]);

@@ -3,7 +3,9 @@
  * dlopen'ed RTLD_LOCAL is found (dlsym(RTLD_NEXT) cannot see it there); a
  * library the resolver loaded itself does not count as the program's; a name
  * nobody defines gives NULL; the resolver's own object (here the test, whose
- * symbols are exported) is never the answer; and the integer width of OpenBLAS's LP64 and ILP64 builds is read right.
+ * symbols are exported) is never the answer; the integer width of OpenBLAS's
+ * LP64 and ILP64 builds is read right, without keeping the library loaded; the
+ * executable's symbols have a handle.
  */
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -41,8 +43,15 @@ int main(void)
     if (own) {
         expect(tb_resolve_next("isamax_", NULL) == NULL,
                "a library the resolver loaded itself counted as the program's");
-        expect(tb_fortran_width(tb_resolve_in(own, "isamax_")) == 64, "libopenblas64.so.0 not read as 64-bit");
+        expect(tb_fortran_width_in(own, "isamax_") == 64, "libopenblas64.so.0 not read as 64-bit");
+        /* The probe does not pin: a library closed again (rejected) goes. */
+        tb_resolve_own_close(own);
+        void *left = dlopen("libopenblas64.so.0", RTLD_LAZY | RTLD_NOLOAD);
+        expect(left == NULL, "libopenblas64.so.0 still loaded after its only handle was closed");
+        if (left)
+            dlclose(left);
     }
+    expect(tb_handle_of((const void *)main) != NULL, "no handle for a symbol of the executable");
 
     void *local = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
     if (!local) {
