@@ -4,7 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "gpu/gpu.h" /* tb_fault_shutting_down */
+#include "gpu/gpu.h" /* tb_gpu_status, tb_fault_shutting_down */
 
 typedef enum {
     TB_FAULT_NONE = 0,
@@ -21,6 +21,16 @@ typedef enum {
  * for its own. Once shutdown has been seen, it is remembered.
  */
 tb_fault tb_fault_of(cudaError_t status);
+/* What a fault makes of the call, for the dispatcher (gpu.h). */
+static inline tb_gpu_status tb_gpu_status_of(tb_fault fault)
+{
+    static const tb_gpu_status status[] = {
+        [TB_FAULT_NONE] = TB_GPU_OK,          [TB_FAULT_NO_MEMORY] = TB_GPU_NO_MEMORY,
+        [TB_FAULT_CALL] = TB_GPU_CALL_FAILED, [TB_FAULT_CONTEXT] = TB_GPU_FAILED,
+        [TB_FAULT_SHUTDOWN] = TB_GPU_SHUTDOWN,
+    };
+    return status[fault];
+}
 /* Once CUDA has started: an exit handler that marks the exiting thread (tb_fault_exiting_here). Registered
  * after CUDA's own start, it runs before CUDA's teardown and before every handler registered earlier. */
 void tb_fault_watch_exit(void);

@@ -31,26 +31,13 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
         fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status); /* asked on that device */
         tb_gpu_leave_device();
     }
-    tb_gpu_status result = TB_GPU_OK;
-    switch (fault) {
-    case TB_FAULT_NONE:
+    const tb_gpu_status result = tb_gpu_status_of(fault);
+    if (fault == TB_FAULT_NONE) {
         *progress = (tb_gpu_progress){.rows_done = call->m};
-        break;
-    case TB_FAULT_NO_MEMORY:
-        result = TB_GPU_NO_MEMORY;
-        break;
-    case TB_FAULT_CALL:
-        result = TB_GPU_CALL_FAILED;
-        break;
-    case TB_FAULT_SHUTDOWN:
-        result = TB_GPU_SHUTDOWN;
-        break;
-    case TB_FAULT_CONTEXT:
+    } else if (fault == TB_FAULT_CONTEXT) {
         tb_gpu_device_failed(device, status);
         TB_WARN_ONCE("GPU path failed on device %d (%s); calls on its memory are refused from now on", device,
                      cudaGetErrorString(status));
-        result = TB_GPU_FAILED;
-        break;
     }
     /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. */
     progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f && (resident & TB_RESIDENT_C) && launched;

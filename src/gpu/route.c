@@ -146,33 +146,18 @@ static tb_fault fault_of(cudaError_t status)
  */
 static tb_gpu_status end_turn(gpu_turn *turn, tb_fault fault, cudaError_t status, int quiet)
 {
-    tb_gpu_status result = TB_GPU_OK;
-    switch (fault) {
-    case TB_FAULT_NONE:
-        break;
-    case TB_FAULT_NO_MEMORY:
-        result = TB_GPU_NO_MEMORY;
-        break;
-    case TB_FAULT_CALL:
-        result = TB_GPU_CALL_FAILED;
-        if (!quiet)
-            TB_WARN_ONCE("a GPU call failed (%s); the CPU BLAS finished it, and the GPU stays in use",
-                         cudaGetErrorString(status));
-        break;
-    case TB_FAULT_CONTEXT:
+    if (fault == TB_FAULT_CALL && !quiet)
+        TB_WARN_ONCE("a GPU call failed (%s); the CPU BLAS finished it, and the GPU stays in use",
+                     cudaGetErrorString(status));
+    if (fault == TB_FAULT_CONTEXT) {
         tb_gpu_disable("CUDA error", status);
         /* Once: calls already waiting for their turn fail the same way. */
         if (!quiet)
             TB_WARN_ONCE("GPU path failed (%s); this and later calls use the CPU BLAS", tb_gpu_unusable_reason());
-        result = TB_GPU_FAILED;
-        break;
-    case TB_FAULT_SHUTDOWN:
-        result = TB_GPU_SHUTDOWN;
-        break;
     }
     tb_gpu_context_restore(&turn->saved);
     tb_lane_give(turn->lane, turn->lanes);
-    return result;
+    return tb_gpu_status_of(fault);
 }
 
 /*
