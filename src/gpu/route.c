@@ -216,13 +216,15 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
     int kept = 0;
     tb_fault fault = TB_FAULT_NONE;
     for (int attempt = 0; attempt < 2; attempt++) {
+        int launched = 0;
         if (!kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
         if (kept)
-            fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel, NULL));
+            fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel, &launched));
         if (fault != TB_FAULT_CALL && fault != TB_FAULT_NO_MEMORY)
             break;
-        if (kept && !c_restored(call, resident, &keeper)) {
+        /* Only a launched kernel writes C in place; before it, C is as the caller left it. */
+        if (launched && !c_restored(call, resident, &keeper)) {
             progress->c_unknown = 1;
             break;
         }

@@ -491,12 +491,15 @@ static int scenario(const char *name)
         check(&cfg, FAKE_DEFERRED, 1, "launch");
     } else if (strcmp(name, "device-cap") == 0) {
         /* Under TILEDBLAS_DEVICE_MB, a C in device or managed memory with beta != 0, copied before the
-         * kernel: the copy and the workspace for A and B (960 kB) together would pass the 1 MB cap. */
+         * kernel: the copy and the workspace for A and B (960 kB) together would pass the 1 MB cap. In
+         * the last, the workspace alone (1.25 MB) does not fit: nothing is launched, C stays as given,
+         * and the CPU BLAS computes the call. */
         const config cfgs[] = {{STAGED, HOST, HOST, DEVICE, COL, N, N, 300, 300, 400, 0.5f, 0, 1},
-                               {STAGED, HOST, HOST, MANAGED, ROW, T, N, 300, 300, 400, -1.0f, 0, 1}};
+                               {STAGED, HOST, HOST, MANAGED, ROW, T, N, 300, 300, 400, -1.0f, 0, 1},
+                               {STAGED, HOST, HOST, MANAGED, COL, N, N, 400, 300, 400, 0.5f, 0, 1}};
         setenv("TILEDBLAS_DEVICE_MB", "1", 1);
         device_cap = (size_t)1 << 20;
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < 3; i++)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
