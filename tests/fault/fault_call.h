@@ -53,6 +53,8 @@ void set_environment(path p);
 void gemm_make(gemm *g, const config *cfg, unsigned seed);
 /* The call with C at `c`. */
 void gemm_run(const gemm *g, float *c);
+/* 1: C is the reference within the bound, padding untouched; 0: untouched entirely; -1: neither. */
+int gemm_verdict(const gemm *g);
 
 /* Main returns while three threads make GPU calls (fault_exit.c); the registry's checks
  * (fault_registry.c); the GPU's unusable reason read while a lost context writes it (fault_reason.c):
@@ -60,5 +62,7 @@ void gemm_run(const gemm *g, float *c);
 int fault_exit_in_flight(void);
 int fault_registry_checks(void);
 int fault_reason_while_disabled(void);
+/* Many threads' calls at once, on every kind of memory and path (fault_threads.c). */
+int fault_many_threads(void);
 
 #endif /* TB_FAULT_CALL_H */

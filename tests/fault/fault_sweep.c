@@ -18,7 +18,8 @@
  *                              exit-in-flight (main returns under calls),
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
- *                              registry (the checks themselves catch bad ranges)
+ *                              registry (the checks themselves catch bad ranges),
+ *                              many-threads (48 threads' calls at once finish)
  */
 #include <errno.h>
 #include <float.h>
@@ -190,7 +191,7 @@ static int in_view(const gemm *g, size_t i)
 }
 
 /* 1: C is the reference within the bound, padding untouched; 0: untouched entirely; -1: neither. */
-static int verdict(const gemm *g)
+int gemm_verdict(const gemm *g)
 {
     int right = 1, untouched = 1;
     for (size_t i = 0; i < g->c.count; i++) {
@@ -253,9 +254,9 @@ static int run_and_judge(gemm *g, gemm *beside)
     const int two = g->cfg.threads == 2 && pthread_create(&thread, NULL, run_beside, beside) == 0;
     gemm_run(g, g->c.data);
     if (!two)
-        return verdict(g);
+        return gemm_verdict(g);
     pthread_join(thread, NULL);
-    const int first = verdict(g), second = verdict(beside);
+    const int first = gemm_verdict(g), second = gemm_verdict(beside);
     return first < second ? first : second;
 }
 
@@ -275,7 +276,7 @@ static void call_at_exit(void)
 {
     memcpy(at_exit.g.c.data, at_exit.g.c0, at_exit.g.c.count * sizeof(float));
     gemm_run(&at_exit.g, at_exit.g.c.data);
-    at_exit.out.after_result = verdict(&at_exit.g);
+    at_exit.out.after_result = gemm_verdict(&at_exit.g);
     at_exit.out.after_warnings = count_warnings(at_exit.log, &at_exit.offset);
     /* Ended here as the other children end: what the library keeps for the process's life is not freed,
      * and LeakSanitizer would take it for leaks. */
@@ -324,7 +325,7 @@ static outcome child(const config *cfg, fake_mode mode, long nth, const char *on
     }
     fake_inject(FAKE_NONE, 0, NULL);
     gemm_run(&later, later.c.data);
-    out.after_result = verdict(&later);
+    out.after_result = gemm_verdict(&later);
     out.after_warnings = count_warnings(log, &offset);
     out.device_peak = fake_library_device_peak();
     out.kept_device = fake_library_allocations(FAKE_DEVICE) + fake_library_allocations(FAKE_MANAGED);
@@ -503,6 +504,8 @@ static int scenario(const char *name)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
+    } else if (strcmp(name, "many-threads") == 0) {
+        failures += fault_many_threads();
     } else if (strcmp(name, "reason-race") == 0) {
         failures += fault_reason_while_disabled();
     } else if (strcmp(name, "registry") == 0) {

@@ -24,6 +24,10 @@
  * Throughput: one thread runs calls of the mix (unchecked) for a while; then
  * all threads share exactly the same calls; the FLOP/s of the many must be at
  * least the one's. Exits 77 without a usable GPU.
+ *
+ * Every PROGRESS_SECONDS a line on stderr tells the phase, the calls done and
+ * how many threads are copying, in the library, checking or waiting for a big
+ * slot, so that a stall shows where it is.
  */
 #include "testutil.h"
 #include "tiledblas.h"
@@ -38,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_THREADS 256
 #define SMALL_DIM 1024
@@ -49,6 +54,7 @@
 #define SLACK_MB 256.0
 /* One call in BIG_ONE_IN may have dimensions up to BIG_DIM; the others stay within SMALL_DIM. */
 #define BIG_ONE_IN 16
+#define PROGRESS_SECONDS 10
 
 enum kind { PAGEABLE, PINNED, DEVICE, MANAGED, KINDS };
 static const char *const kind_names[KINDS] = {"pageable", "pinned", "device", "managed"};
@@ -83,6 +89,23 @@ static slot small_slots[MAX_THREADS], big_slots[BIG_SLOTS];
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static int big_free[BIG_SLOTS];
 static sem_t big_available;
+
+/* What the threads are doing, for the progress lines. */
+enum step { WAITING, COPYING, CALLING, CHECKING, STEPS };
+static const char *const step_names[STEPS] = {"waiting for a big slot", "copying", "in the library", "checking"};
+static atomic_int threads_at[STEPS];
+static atomic_long calls_done;
+static _Atomic(const char *) phase = "allocating and filling the buffers";
+
+static void step_begin(enum step step)
+{
+    atomic_fetch_add(&threads_at[step], 1);
+}
+
+static void step_end(enum step step)
+{
+    atomic_fetch_sub(&threads_at[step], 1);
+}
 
 static double seconds_now(void)
 {
@@ -288,8 +311,10 @@ static slot *acquire(const call_spec *cs, int thread)
 {
     if (largest_span(cs) <= small_slots[thread].capacity)
         return &small_slots[thread];
+    step_begin(WAITING);
     while (sem_wait(&big_available) != 0)
         ;
+    step_end(WAITING);
     pthread_mutex_lock(&big_lock);
     int i = 0;
     while (!big_free[i])
@@ -314,13 +339,22 @@ static long run_call(slot *s, const call_spec *cs, int check, tb_rng *rng)
 {
     float *const *op = s->op[cs->kind];
     const size_t c_bytes = span(cs->layout, cs->m, cs->n, cs->ldc) * sizeof(float);
+    step_begin(COPYING);
     CUDA_CHECK(cudaMemcpy(op[2], s->c0, c_bytes, cudaMemcpyDefault));
+    step_end(COPYING);
+    step_begin(CALLING);
     cblas_sgemm((CBLAS_LAYOUT)cs->layout, (CBLAS_TRANSPOSE)cs->trans_a, (CBLAS_TRANSPOSE)cs->trans_b, cs->m, cs->n,
                 cs->k, cs->alpha, op[0], cs->lda, op[1], cs->ldb, cs->beta, op[2], cs->ldc);
+    step_end(CALLING);
+    atomic_fetch_add(&calls_done, 1);
     if (!check)
         return 0;
+    step_begin(COPYING);
     CUDA_CHECK(cudaMemcpy(s->result, op[2], c_bytes, cudaMemcpyDefault));
+    step_end(COPYING);
+    step_begin(CHECKING);
     const long problems = check_result(s, cs, rng);
+    step_end(CHECKING);
     if (problems > 0) {
         tb_gemm_case gc = {cs->layout, cs->trans_a, cs->trans_b, cs->m, cs->n, cs->k,
                            cs->lda, cs->ldb, cs->ldc, cs->alpha, cs->beta};
@@ -367,6 +401,14 @@ static void *soak(void *arg)
     return NULL;
 }
 
+/* One call of the throughput mix, unchecked. */
+static void run_unchecked(const call_spec *cs, int thread)
+{
+    slot *s = acquire(cs, thread);
+    run_call(s, cs, 0, NULL);
+    release(s);
+}
+
 /* The throughput mix: calls[0 .. count), taken in turn by whichever thread is free. */
 typedef struct rate_work {
     const call_spec *calls;
@@ -383,11 +425,8 @@ static void *rate(void *arg)
 {
     const rate_worker *w = arg;
     long i;
-    while ((i = atomic_fetch_add(&w->work->next, 1)) < w->work->count) {
-        slot *s = acquire(&w->work->calls[i], w->thread);
-        run_call(s, &w->work->calls[i], 0, NULL);
-        release(s);
-    }
+    while ((i = atomic_fetch_add(&w->work->next, 1)) < w->work->count)
+        run_unchecked(&w->work->calls[i], w->thread);
     return NULL;
 }
 
@@ -443,6 +482,21 @@ static double status_mb(const char *field)
     return kb < 0 ? -1.0 : kb / 1024.0;
 }
 
+/* Every PROGRESS_SECONDS until the program ends: the phase, the calls done, what the threads are doing. */
+static void *report_progress(void *arg)
+{
+    (void)arg;
+    const double start = seconds_now();
+    for (;;) {
+        sleep(PROGRESS_SECONDS);
+        fprintf(stderr, "progress at %.0f s: %s; %ld calls done;", seconds_now() - start, atomic_load(&phase),
+                atomic_load(&calls_done));
+        for (int step = 0; step < STEPS; step++)
+            fprintf(stderr, " %d %s%s", atomic_load(&threads_at[step]), step_names[step], step + 1 < STEPS ? "," : "\n");
+    }
+    return NULL;
+}
+
 /* Soaks for `seconds` on `threads` threads, adding to totals. */
 static void soak_for(double seconds, int threads, soak_totals *totals)
 {
@@ -483,6 +537,11 @@ int main(void)
         return 2;
     }
 
+    pthread_t reporter;
+    if (pthread_create(&reporter, NULL, report_progress, NULL) != 0 || pthread_detach(reporter) != 0) {
+        perror("progress thread");
+        return 1;
+    }
     tb_rng rng;
     tb_rng_seed(&rng, 4242);
     sem_init(&big_available, 0, BIG_SLOTS);
@@ -500,25 +559,31 @@ int main(void)
     const double free_before = device_free_mb(), pinned_before = pinned_mb(), rss_before = status_mb("VmRSS");
     soak_totals totals = {0, 0, 0.0};
     const double start = seconds_now();
+    atomic_store(&phase, "soak, first half");
     soak_for(seconds / 2, threads, &totals);
     const double free_half = device_free_mb(), pinned_half = pinned_mb(), rss_half = status_mb("VmRSS");
+    atomic_store(&phase, "soak, second half");
     soak_for(seconds / 2, threads, &totals);
     const double elapsed = seconds_now() - start;
     const double free_after = device_free_mb(), pinned_after = pinned_mb(), rss_after = status_mb("VmRSS");
     const int pinned_visible = pinned_before >= own_mb;
 
-    /* The throughput mix: what one thread does in rate_seconds, then the same calls on every thread. */
+    /* The throughput mix: what one thread does in rate_seconds, each call run as it is drawn; then the same
+     * calls again on one thread and on every thread. */
+    atomic_store(&phase, "drawing the throughput mix on one thread");
     const long max_calls = 1L << 20;
     call_spec *mix = host_alloc((size_t)max_calls * sizeof *mix);
-    rate_work one = {mix, 0, 0};
-    rate_worker only = {0, &one};
+    long mix_calls = 0;
     const double mix_start = seconds_now();
-    while (one.count < max_calls && seconds_now() - mix_start < rate_seconds) {
-        random_call(&rng, &mix[one.count]);
-        one.count++;
-        rate(&only);
+    while (mix_calls < max_calls && seconds_now() - mix_start < rate_seconds) {
+        random_call(&rng, &mix[mix_calls]);
+        run_unchecked(&mix[mix_calls], 0);
+        mix_calls++;
     }
-    const double rate_one = rate_of(mix, one.count, 1), rate_many = rate_of(mix, one.count, threads);
+    atomic_store(&phase, "the throughput mix on one thread");
+    const double rate_one = rate_of(mix, mix_calls, 1);
+    atomic_store(&phase, "the throughput mix on every thread");
+    const double rate_many = rate_of(mix, mix_calls, threads);
 
     printf("soak: %d threads, %.0f s: %ld calls (%.1f TFLOP), %ld wrong results\n", threads, elapsed,
            atomic_load(&totals.calls), atomic_load(&totals.flop) / 1e12, atomic_load(&totals.wrong));
@@ -528,7 +593,7 @@ int main(void)
            "resident set %.0f, %.0f, %.0f MB\n",
            pinned_before, pinned_half, pinned_after, own_mb, rss_before, rss_half, rss_after);
     printf("throughput on %ld calls of the mix: %.1f GFLOP/s on 1 thread, %.1f GFLOP/s on %d threads\n",
-           one.count, rate_one / 1e9, rate_many / 1e9, threads);
+           mix_calls, rate_one / 1e9, rate_many / 1e9, threads);
 
     int failed = atomic_load(&totals.wrong) > 0;
     if (free_after < free_half - SLACK_MB) {
