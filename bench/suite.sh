@@ -26,7 +26,8 @@
 #                     take it past that is not started (and is reported), a running one
 #                     is stopped there [no limit]
 #   --fresh           discard the results an earlier run left in --out
-#   --jobs N          parallel build jobs [the number of CPUs]
+#   --jobs N          parallel build jobs [the number of CPUs]; ctest runs half as many
+#                     tests at once (4 to 8): the GPU tests share one device
 #   --cuda-arch LIST  CMAKE_CUDA_ARCHITECTURES [the compute capability of the GPUs
 #                     nvidia-smi lists, else the project's default list]
 #
@@ -98,6 +99,7 @@ while (($#)); do
 done
 [[ $deadline =~ ^[0-9]+$ ]] || die_usage "--deadline takes whole seconds"
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || die_usage "--jobs takes a positive number"
+test_jobs=$((jobs / 2 < 4 ? 4 : jobs / 2 > 8 ? 8 : jobs / 2))
 read -ra step_list <<<"$steps"
 for s in ${step_list[@]+"${step_list[@]}"}; do
     [[ " test bench policy shapes tune numpy sanitize " == *" $s "* ]] || die_usage "unknown step '$s'"
@@ -337,7 +339,7 @@ if ((fresh)) || [[ $(cat "$PARTS/key" 2>/dev/null) != "$run_key" ]]; then
 fi
 echo "$run_key" >"$PARTS/key"
 # The step groups run in this tree and environment so far, in their usual order: the command that redoes them all.
-for g in test bench policy shapes tune sanitize; do
+for g in test bench policy shapes tune numpy sanitize; do
     [[ " $steps $(cat "$PARTS/groups" 2>/dev/null) " == *" $g "* ]] && echo "$g"
 done | paste -sd ' ' - >"$PARTS/groups.new"
 mv "$PARTS/groups.new" "$PARTS/groups"
@@ -417,7 +419,7 @@ groups=$(cat "$PARTS/groups")
 if want test; then
     : >"$OUT/ctest.log"
     if [[ -e $BUILD/CTestTestfile.cmake ]]; then
-        step ctest 300 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j4 --timeout 600
+        step ctest 450 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j "$test_jobs" --timeout 600
     else
         echo "== ctest: not started, the build was not configured" | tee -a "$OUT/ctest.log"
         not_run+=("ctest (not configured)")
