@@ -123,11 +123,12 @@ static void fill(operand *op, unsigned *seed)
 
 /* --- one call and its check --- */
 
-static void ref_abs(const gemm *g, float *out, const float *a, const float *b, const float *c)
+/* A B + beta C by the reference, into `out`. */
+static void ref_product(const gemm *g, float *out, const float *a, const float *b, float beta, const float *c)
 {
     const config *f = &g->cfg;
     memcpy(out, c, g->c.count * sizeof(float));
-    tb_ref_cblas_sgemm()(f->layout, f->trans_a, f->trans_b, f->m, f->n, f->k, 1.0f, a, g->a.ld, b, g->b.ld, f->beta,
+    tb_ref_cblas_sgemm()(f->layout, f->trans_a, f->trans_b, f->m, f->n, f->k, 1.0f, a, g->a.ld, b, g->b.ld, beta,
                          out, g->c.ld);
 }
 
@@ -151,16 +152,16 @@ void gemm_make(gemm *g, const config *cfg, unsigned seed)
     g->c0 = copy_of(&g->c);
     g->want = malloc(g->c.count * sizeof(float));
     g->bound = malloc(g->c.count * sizeof(float));
-    /* The reference on host copies; the bound from |A| |B| and |beta C0|. */
+    /* The reference on host copies; the bound from |A| |B| + |beta| |C0|. */
     float *a = copy_of(&g->a), *b = copy_of(&g->b), *c = copy_of(&g->c);
-    ref_abs(g, g->want, a, b, cfg->beta == 0.0f ? g->c0 : c);
+    ref_product(g, g->want, a, b, cfg->beta, cfg->beta == 0.0f ? g->c0 : c);
     for (size_t i = 0; i < g->a.count; i++)
         a[i] = fabsf(a[i]);
     for (size_t i = 0; i < g->b.count; i++)
         b[i] = fabsf(b[i]);
     for (size_t i = 0; i < g->c.count; i++)
         c[i] = fabsf(c[i]);
-    ref_abs(g, g->bound, a, b, c);
+    ref_product(g, g->bound, a, b, fabsf(cfg->beta), c);
     const float scale = 2.0f * (float)(cfg->k + 2) * FLT_EPSILON;
     for (size_t i = 0; i < g->c.count; i++)
         g->bound[i] *= scale;
