@@ -12,7 +12,6 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/direct.h"
 #include "gpu/fault.h"
@@ -35,9 +34,7 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     if (fault == TB_FAULT_NONE) {
         *progress = (tb_gpu_progress){.rows_done = call->m};
     } else if (fault == TB_FAULT_CONTEXT) {
-        tb_gpu_device_failed(device, status);
-        TB_WARN_ONCE("GPU path failed on device %d (%s); calls on its memory are refused from now on", device,
-                     cudaGetErrorString(status));
+        tb_gpu_device_failed(device, status); /* the caller's one warning gives its reason */
     }
     /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. */
     progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f && (resident & TB_RESIDENT_C) && launched;

@@ -19,7 +19,8 @@
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
  *                              registry (the checks themselves catch bad ranges),
- *                              many-threads (48 threads' calls at once finish)
+ *                              many-threads (48 threads' calls at once finish),
+ *                              two-devices (memory of a second device)
  */
 #include <errno.h>
 #include <float.h>
@@ -217,6 +218,11 @@ void __wrap_tb_cpu_sgemm(const tb_call *call)
     __real_tb_cpu_sgemm(call);
 }
 
+int fault_cpu_calls(void)
+{
+    return __atomic_load_n(&cpu_calls, __ATOMIC_RELAXED);
+}
+
 typedef struct {
     long sites, alloc_sites;
     int fired, result, warnings, cpu_calls;
@@ -225,19 +231,29 @@ typedef struct {
     size_t device_peak; /* the most device memory the library held at once */
 } outcome;
 
-static int count_warnings(FILE *log, long *offset)
+int count_warnings_with(FILE *log, long *offset, const char *text, int *with_text)
 {
     fflush(stderr);
     fseek(log, *offset, SEEK_SET);
     char line[1024];
     int warnings = 0;
+    if (with_text)
+        *with_text = 0;
     while (fgets(line, sizeof line, log)) {
-        warnings += strstr(line, "tiledblas: warning") != NULL;
+        const int warning = strstr(line, "tiledblas: warning") != NULL;
+        warnings += warning;
+        if (with_text)
+            *with_text += warning && strstr(line, text) != NULL;
         if (getenv("FAULT_SHOW_WARNINGS"))
             fputs(line, stdout);
     }
     *offset = ftell(log);
     return warnings;
+}
+
+static int count_warnings(FILE *log, long *offset)
+{
+    return count_warnings_with(log, offset, NULL, NULL);
 }
 
 static const config after_call = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 20, 24, 16, 0.0f, 0, 1};
@@ -507,6 +523,8 @@ static int scenario(const char *name)
         failures += fault_exit_in_flight();
     } else if (strcmp(name, "many-threads") == 0) {
         failures += fault_many_threads();
+    } else if (strcmp(name, "two-devices") == 0) {
+        failures += fault_two_devices();
     } else if (strcmp(name, "reason-race") == 0) {
         failures += fault_reason_while_disabled();
     } else if (strcmp(name, "registry") == 0) {
