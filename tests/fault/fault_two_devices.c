@@ -393,7 +393,7 @@ int fault_two_devices(void)
     for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
         failures += in_child(scenarios[i].run, scenarios[i].name) != SCENARIO_PASSED;
 
-    static const fake_mode modes[] = {FAKE_PLAIN, FAKE_STICKY, FAKE_OOM};
+    static const fake_mode modes[] = {FAKE_PLAIN, FAKE_STICKY, FAKE_OOM, FAKE_DEFERRED};
     long faults = 0;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
         for (device1_variant = 0; device1_variant < 2; device1_variant++)
