@@ -111,7 +111,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
         if (!on_gpu && (done.c_unknown || (resident && !(where.cpu_readable && status != TB_GPU_FAILED &&
                                                          status != TB_GPU_SHUTDOWN)))) {
             tb_warn("SGEMM on device-resident operands failed on the GPU (%s); C %s",
-                    status == TB_GPU_FAILED     ? tb_gpu_unusable_reason()
+                    status == TB_GPU_FAILED     ? tb_gpu_refusal(where.device)
                     : status == TB_GPU_SHUTDOWN ? "CUDA is shutting down with the process"
                                                 : "the GPU stays in use",
                     done.c_unknown ? "may hold part of the product" : "was not updated");

@@ -6,13 +6,12 @@
  * (the lanes hold memory of the first device): no lane, so that calls on
  * different devices run side by side. Faults are sorted as on the first
  * device (fault.c); one that loses the context disables that device alone.
- * No copy of C is kept here: with beta != 0, a C in device memory after a
- * failure past the kernel's launch may hold part of the product, and nothing
- * computes the call again on it.
+ * No copy of C is kept here: a C in device memory after a failure past the
+ * kernel's launch may hold part of the product, and nothing computes the
+ * call again on it.
  */
 #include <cuda_runtime_api.h>
 
-#include "core/report.h"
 #include "gpu/device.h"
 #include "gpu/direct.h"
 #include "gpu/fault.h"
@@ -35,12 +34,11 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     if (fault == TB_FAULT_NONE) {
         *progress = (tb_gpu_progress){.rows_done = call->m};
     } else if (fault == TB_FAULT_CONTEXT) {
-        tb_gpu_device_failed(device, status);
-        TB_WARN_ONCE("GPU path failed on device %d (%s); calls on its memory are refused from now on", device,
-                     cudaGetErrorString(status));
+        tb_gpu_device_failed(device, status); /* the caller's one warning gives its reason */
     }
-    /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. */
-    progress->c_unknown = result != TB_GPU_OK && call->beta != 0.0f && (resident & TB_RESIDENT_C) && launched;
+    /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. A kernel that
+     * ran may have written a resident C, beta == 0 or not, and nothing here computes it again. */
+    progress->c_unknown = result != TB_GPU_OK && (resident & TB_RESIDENT_C) && launched;
     tb_gpu_context_restore(&saved);
     return result;
 }

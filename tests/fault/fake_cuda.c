@@ -2,7 +2,10 @@
  * The simulated CUDA runtime and driver (fake_cuda.h): every cuda* and cu*
  * function the library's host code calls, on host memory, with the
  * allocation registry that checks each copy and launch, and the fault
- * injection. One lock serialises it all; streams run synchronously.
+ * injection. One lock serialises it all; streams run synchronously. Each
+ * device has a primary context; a thread's current context names its
+ * current device (none current: device 0), which tags the memory, streams
+ * and events made under it, and which every copy and launch must match.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -22,11 +25,20 @@ typedef struct {
     size_t bytes;
     fake_kind kind;
     int library; /* made through the runtime, not by the test */
+    int device;  /* current when it was made */
 } allocation;
 
 typedef struct handle {
     int live;
+    int device; /* current when it was made */
 } handle;
+
+/* A device's primary context, the only kind the fake has. */
+struct CUctx_st {
+    int device;
+};
+static struct CUctx_st primary[FAKE_MAX_DEVICES] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
+_Static_assert(FAKE_MAX_DEVICES == 8, "one primary context per device");
 
 static struct {
     pthread_mutex_t lock;
@@ -38,7 +50,9 @@ static struct {
     long nth, sites, alloc_sites;
     char only[32];
     int fired;
-    cudaError_t sticky, last;
+    int devices, only_device; /* the devices reported; the one whose calls are counted (-1: all) */
+    cudaError_t sticky[FAKE_MAX_DEVICES], last; /* a lost context is lost on its device alone */
+    long launches[FAKE_MAX_DEVICES];
     int unloading;
     size_t device_bytes, device_peak; /* the library's live device memory, and its most since the reset */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -58,6 +72,14 @@ static void unmap(void *p, size_t bytes)
 /* A deferred error, reported by the next synchronisation of the thread that queued the work: the
  * library's streams belong to one call at a time, so the thread stands for the streams. */
 static _Thread_local cudaError_t pending;
+
+/* The calling thread's current context, and the device it names. */
+static _Thread_local CUcontext current_context;
+
+static int current_device(void)
+{
+    return current_context ? current_context->device : 0;
+}
 
 static const char *const kind_names[FAKE_KINDS] = {"device", "pinned", "managed", "registered"};
 
@@ -92,15 +114,37 @@ void fake_reset(size_t free_bytes)
     fake.nth = fake.sites = fake.alloc_sites = 0;
     fake.only[0] = '\0';
     fake.fired = 0;
-    fake.sticky = fake.last = pending = cudaSuccess;
+    fake.devices = 1;
+    fake.only_device = -1;
+    for (int d = 0; d < FAKE_MAX_DEVICES; d++) {
+        fake.sticky[d] = cudaSuccess;
+        fake.launches[d] = 0;
+    }
+    fake.last = pending = cudaSuccess;
+    current_context = NULL;
     fake.unloading = 0;
     fake.device_bytes = fake.device_peak = 0;
     pthread_mutex_unlock(&fake.lock);
 }
 
+void fake_set_devices(int count)
+{
+    if (count < 1 || count > FAKE_MAX_DEVICES)
+        die("fake_set_devices: %d devices (1 to %d)", count, FAKE_MAX_DEVICES);
+    pthread_mutex_lock(&fake.lock);
+    fake.devices = count;
+    pthread_mutex_unlock(&fake.lock);
+}
+
 void fake_inject(fake_mode mode, long nth, const char *only)
 {
+    fake_inject_on(-1, mode, nth, only);
+}
+
+void fake_inject_on(int device, fake_mode mode, long nth, const char *only)
+{
     pthread_mutex_lock(&fake.lock);
+    fake.only_device = device;
     fake.mode = mode;
     fake.nth = nth;
     fake.sites = fake.alloc_sites = 0;
@@ -133,6 +177,14 @@ int fake_fired(void)
     return fired;
 }
 
+long fake_launches(int device)
+{
+    pthread_mutex_lock(&fake.lock);
+    const long launches = device >= 0 && device < FAKE_MAX_DEVICES ? fake.launches[device] : 0;
+    pthread_mutex_unlock(&fake.lock);
+    return launches;
+}
+
 /* --- the registry (under fake.lock) --- */
 
 static void add_allocation(void *base, size_t bytes, fake_kind kind, int library)
@@ -143,7 +195,7 @@ static void add_allocation(void *base, size_t bytes, fake_kind kind, int library
         if (!fake.allocations)
             die("out of host memory");
     }
-    fake.allocations[fake.count++] = (allocation){base, bytes, kind, library};
+    fake.allocations[fake.count++] = (allocation){base, bytes, kind, library, current_device()};
     if (library && kind == FAKE_DEVICE && (fake.device_bytes += bytes) > fake.device_peak)
         fake.device_peak = fake.device_bytes;
 }
@@ -177,7 +229,8 @@ static int device_side(const allocation *a)
     return a && (a->kind == FAKE_DEVICE || a->kind == FAKE_MANAGED);
 }
 
-/* A range the GPU reads or writes: inside one live device or managed allocation, else the test aborts. */
+/* A range the GPU reads or writes: inside one live device or managed allocation and, device memory, of
+ * the current device (managed memory any device reaches), else the test aborts. */
 static void check_device(const void *p, size_t bytes, const char *what)
 {
     if (!bytes)
@@ -186,6 +239,9 @@ static void check_device(const void *p, size_t bytes, const char *what)
     if (!device_side(a) || (const char *)p + bytes > a->base + a->bytes)
         die("%s: [%p, +%zu bytes) is not inside a live device or managed allocation (%s)", what, p, bytes,
             a ? kind_names[a->kind] : "no allocation there");
+    if (a->kind == FAKE_DEVICE && a->device != current_device())
+        die("%s: [%p, +%zu bytes) is memory of device %d, used with device %d current", what, p, bytes, a->device,
+            current_device());
 }
 
 /* A range on the host: never device memory; a range that starts in pinned or registered memory and
@@ -270,13 +326,14 @@ int fake_events(void)
  */
 static cudaError_t enter(const char *name, int allocating, int *spoil)
 {
+    const int device = current_device();
     if (spoil)
         *spoil = 0;
-    if (fake.sticky != cudaSuccess)
-        return fake.last = fake.sticky;
+    if (fake.sticky[device] != cudaSuccess)
+        return fake.last = fake.sticky[device];
     if (fake.unloading)
         return fake.last = cudaErrorCudartUnloading;
-    if (fake.only[0] && strcmp(fake.only, name) != 0)
+    if ((fake.only[0] && strcmp(fake.only, name) != 0) || (fake.only_device >= 0 && device != fake.only_device))
         return cudaSuccess;
     fake.sites++;
     fake.alloc_sites += allocating;
@@ -288,7 +345,7 @@ static cudaError_t enter(const char *name, int allocating, int *spoil)
     case FAKE_PLAIN:
         return fake.last = cudaErrorInvalidValue;
     case FAKE_STICKY:
-        return fake.last = fake.sticky = cudaErrorIllegalAddress;
+        return fake.last = fake.sticky[device] = cudaErrorIllegalAddress;
     case FAKE_DEFERRED:
         pending = cudaErrorMemoryAllocation;
         if (spoil)
@@ -318,7 +375,8 @@ static cudaError_t synchronise(const char *name)
 /* A call that cannot fail but with a lost context or at shutdown. */
 static cudaError_t quiet(void)
 {
-    return fake.sticky != cudaSuccess ? fake.sticky : fake.unloading ? cudaErrorCudartUnloading : cudaSuccess;
+    const cudaError_t sticky = fake.sticky[current_device()];
+    return sticky != cudaSuccess ? sticky : fake.unloading ? cudaErrorCudartUnloading : cudaSuccess;
 }
 
 #define LOCKED(expr)                                    \
@@ -335,6 +393,15 @@ static void check_stream(cudaStream_t stream, const char *what)
         die("%s: stream %p was destroyed", what, (void *)stream);
 }
 
+/* A stream work is queued on: live, and of the current device (the default stream always is). */
+static void check_stream_here(cudaStream_t stream, const char *what)
+{
+    check_stream(stream, what);
+    if (stream && ((handle *)stream)->device != current_device())
+        die("%s: stream %p of device %d used with device %d current", what, (void *)stream,
+            ((handle *)stream)->device, current_device());
+}
+
 static void check_event(cudaEvent_t event, const char *what)
 {
     if (!event || !((handle *)event)->live)
@@ -344,8 +411,10 @@ static void check_event(cudaEvent_t event, const char *what)
 cudaError_t fake_launch(cudaStream_t stream)
 {
     pthread_mutex_lock(&fake.lock);
-    check_stream(stream, "launch");
+    check_stream_here(stream, "launch");
     const cudaError_t status = enter("launch", 0, NULL);
+    if (status == cudaSuccess)
+        fake.launches[current_device()]++;
     pthread_mutex_unlock(&fake.lock);
     return status;
 }
@@ -355,7 +424,7 @@ cudaError_t fake_launch(cudaStream_t stream)
 static cudaError_t get_device_count(int *count)
 {
     const cudaError_t status = enter("cudaGetDeviceCount", 0, NULL);
-    *count = status == cudaSuccess ? 1 : 0;
+    *count = status == cudaSuccess ? fake.devices : 0;
     return status;
 }
 cudaError_t cudaGetDeviceCount(int *count)
@@ -367,7 +436,7 @@ static cudaError_t get_device(int *device)
 {
     const cudaError_t status = enter("cudaGetDevice", 0, NULL);
     if (status == cudaSuccess)
-        *device = 0;
+        *device = current_device();
     return status;
 }
 cudaError_t cudaGetDevice(int *device)
@@ -375,27 +444,35 @@ cudaError_t cudaGetDevice(int *device)
     LOCKED(get_device(device));
 }
 
+/* Makes the device's primary context current; asked of that device, so its lost context answers. */
 static cudaError_t set_device(int device)
 {
+    if (device < 0 || device >= fake.devices)
+        return fake.last = cudaErrorInvalidDevice;
+    const CUcontext before = current_context;
+    current_context = &primary[device];
     const cudaError_t status = enter("cudaSetDevice", 0, NULL);
-    return status == cudaSuccess && device != 0 ? (fake.last = cudaErrorInvalidDevice) : status;
+    if (status != cudaSuccess)
+        current_context = before;
+    return status;
 }
 cudaError_t cudaSetDevice(int device)
 {
     LOCKED(set_device(device));
 }
 
-static cudaError_t device_attribute(int *value, enum cudaDeviceAttr attribute)
+static cudaError_t device_attribute(int *value, enum cudaDeviceAttr attribute, int device)
 {
     const cudaError_t status = enter("cudaDeviceGetAttribute", 0, NULL);
+    if (status == cudaSuccess && (device < 0 || device >= fake.devices))
+        return fake.last = cudaErrorInvalidDevice;
     if (status == cudaSuccess)
         *value = attribute == cudaDevAttrMaxPitch ? 2147483647 : attribute == cudaDevAttrMultiProcessorCount ? 132 : 1;
     return status;
 }
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attribute, int device)
 {
-    (void)device;
-    LOCKED(device_attribute(value, attribute));
+    LOCKED(device_attribute(value, attribute, device));
 }
 
 static cudaError_t mem_get_info(size_t *free_bytes, size_t *total)
@@ -421,6 +498,7 @@ static cudaError_t create_handle(void **out, int *live, const char *name)
     if (!h)
         return fake.last = cudaErrorMemoryAllocation;
     h->live = 1;
+    h->device = current_device();
     ++*live;
     *out = h;
     return cudaSuccess;
@@ -494,7 +572,10 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
 {
     check_event(event, "cudaEventRecord");
-    check_stream(stream, "cudaEventRecord");
+    check_stream_here(stream, "cudaEventRecord");
+    if (((handle *)event)->device != current_device())
+        die("cudaEventRecord: event %p of device %d recorded with device %d current", (void *)event,
+            ((handle *)event)->device, current_device());
     return enter("cudaEventRecord", 0, NULL);
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
@@ -573,10 +654,14 @@ cudaError_t cudaMalloc(void **p, size_t size)
     LOCKED(allocate(p, size, FAKE_DEVICE, "cudaMalloc"));
 }
 /* Stream-ordered allocation: the fake's streams run synchronously, so at once. */
+static cudaError_t allocate_async(void **p, size_t size, cudaStream_t stream)
+{
+    check_stream_here(stream, "cudaMallocAsync");
+    return allocate(p, size, FAKE_DEVICE, "cudaMallocAsync");
+}
 cudaError_t cudaMallocAsync(void **p, size_t size, cudaStream_t stream)
 {
-    (void)stream;
-    LOCKED(allocate(p, size, FAKE_DEVICE, "cudaMallocAsync"));
+    LOCKED(allocate_async(p, size, stream));
 }
 cudaError_t cudaHostAlloc(void **p, size_t size, unsigned flags)
 {
@@ -604,10 +689,14 @@ cudaError_t cudaFree(void *p)
 {
     LOCKED(release(p, 1u << FAKE_DEVICE | 1u << FAKE_MANAGED, "cudaFree"));
 }
+static cudaError_t release_async(void *p, cudaStream_t stream)
+{
+    check_stream_here(stream, "cudaFreeAsync");
+    return release(p, 1u << FAKE_DEVICE, "cudaFreeAsync");
+}
 cudaError_t cudaFreeAsync(void *p, cudaStream_t stream)
 {
-    (void)stream;
-    LOCKED(release(p, 1u << FAKE_DEVICE, "cudaFreeAsync"));
+    LOCKED(release_async(p, stream));
 }
 cudaError_t cudaFreeHost(void *p)
 {
@@ -670,7 +759,7 @@ static void fill_nan(char *dst, size_t bytes)
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                            enum cudaMemcpyKind kind, cudaStream_t stream, const char *name)
 {
-    check_stream(stream, name);
+    check_stream_here(stream, name);
     int spoil;
     cudaError_t status = enter(name, 0, &spoil);
     if (status != cudaSuccess)
@@ -703,7 +792,7 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 
 static cudaError_t memset_async(void *p, int value, size_t count, cudaStream_t stream)
 {
-    check_stream(stream, "cudaMemsetAsync");
+    check_stream_here(stream, "cudaMemsetAsync");
     int spoil;
     const cudaError_t status = enter("cudaMemsetAsync", 0, &spoil);
     if (status != cudaSuccess)
@@ -731,7 +820,7 @@ static cudaError_t pointer_attributes(struct cudaPointerAttributes *attributes, 
                        : a->kind == FAKE_DEVICE      ? cudaMemoryTypeDevice
                        : a->kind == FAKE_MANAGED     ? cudaMemoryTypeManaged
                                                      : cudaMemoryTypeHost;
-    attributes->device = a ? 0 : -2;
+    attributes->device = a ? a->device : -2;
     attributes->devicePointer = a ? (void *)p : NULL;
     attributes->hostPointer = a && a->kind != FAKE_DEVICE ? (void *)p : NULL;
     return cudaSuccess;
@@ -742,8 +831,6 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 }
 
 /* --- the driver: pointer queries answer from the registry; a thread's current context --- */
-
-static _Thread_local CUcontext current_context;
 
 static void one_attribute(CUpointer_attribute attribute, void *data, const allocation *a)
 {
@@ -756,7 +843,7 @@ static void one_attribute(CUpointer_attribute attribute, void *data, const alloc
         *(unsigned *)data = a && a->kind == FAKE_MANAGED;
         break;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *(int *)data = a ? 0 : -2;
+        *(int *)data = a ? a->device : -2;
         break;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
         *(CUdeviceptr *)data = a ? (CUdeviceptr)(uintptr_t)a->base : 0;
@@ -791,8 +878,14 @@ CUresult cuCtxGetCurrent(CUcontext *context)
     return CUDA_SUCCESS;
 }
 
+/* The fake's contexts are the devices' primary ones. */
 CUresult cuCtxSetCurrent(CUcontext context)
 {
+    pthread_mutex_lock(&fake.lock);
+    const int devices = fake.devices;
+    pthread_mutex_unlock(&fake.lock);
+    if (context && (context < primary || context >= primary + devices))
+        die("cuCtxSetCurrent: %p is not a device's primary context", (void *)context);
     current_context = context;
     return CUDA_SUCCESS;
 }

@@ -5,7 +5,11 @@
  * copy and every kernel launch against the allocations alive (a range outside
  * them aborts the test), and the Nth fallible call can be made to fail.
  * Streams run synchronously; an error deferred by the injection is reported by
- * the next synchronisation of the thread that queued the failed work.
+ * the next synchronisation of the thread that queued the failed work. There
+ * is one device unless the test asks for more: memory, streams and events
+ * belong to the device current on the thread that made them, a copy or launch
+ * touching another device's memory or stream aborts, and a lost context is
+ * lost on its device alone.
  */
 #ifndef TB_FAKE_CUDA_H
 #define TB_FAKE_CUDA_H
@@ -27,19 +31,28 @@ typedef enum {
 
 typedef enum { FAKE_DEVICE, FAKE_PINNED, FAKE_MANAGED, FAKE_REGISTERED, FAKE_KINDS } fake_kind;
 
+#define FAKE_MAX_DEVICES 8
+
 const char *fake_mode_name(fake_mode mode);
 
-/* A fresh runtime: no allocation, no error; the device reports `free_bytes` free. */
+/* A fresh runtime: one device, no allocation, no error, no context current on the calling thread; each
+ * device reports `free_bytes` free. */
 void fake_reset(size_t free_bytes);
+/* The devices the runtime reports, up to FAKE_MAX_DEVICES. */
+void fake_set_devices(int count);
 /* From now on count fallible calls (only those named `only`, when given) and fail the nth in `mode`. */
 void fake_inject(fake_mode mode, long nth, const char *only);
+/* The same, counting only calls made with `device` current (-1: any). */
+void fake_inject_on(int device, fake_mode mode, long nth, const char *only);
 /* Calls counted since fake_inject: fallible ones, and those of them that allocate. */
 long fake_sites(void);
 long fake_alloc_sites(void);
 /* Whether the injected fault fired. */
 int fake_fired(void);
+/* Kernels launched with `device` current since the reset. */
+long fake_launches(int device);
 
-/* Memory the test owns, outside the counting. */
+/* Memory the test owns, outside the counting, on the calling thread's current device. */
 void *fake_alloc(fake_kind kind, size_t bytes);
 void fake_register(void *p, size_t bytes);
 /* Live allocations the library made (not the test's) of a kind; live streams and events. */

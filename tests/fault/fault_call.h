@@ -2,12 +2,13 @@
  * One configured SGEMM of the fault harness (fault_sweep.c): where its
  * operands live, the path its budgets lead to, its operands and reference;
  * and the scenarios that run beside the sweep (fault_exit.c,
- * fault_registry.c).
+ * fault_registry.c, fault_threads.c, fault_reason.c, fault_two_devices.c).
  */
 #ifndef TB_FAULT_CALL_H
 #define TB_FAULT_CALL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tiledblas.h"
 
@@ -55,6 +56,11 @@ void gemm_make(gemm *g, const config *cfg, unsigned seed);
 void gemm_run(const gemm *g, float *c);
 /* 1: C is the reference within the bound, padding untouched; 0: untouched entirely; -1: neither. */
 int gemm_verdict(const gemm *g);
+/* Calls the library handed to the CPU BLAS so far. */
+int fault_cpu_calls(void);
+/* Warnings the library wrote to `log` past *offset, which moves past them; *with_text (when not NULL):
+ * how many of them contain `text`. */
+int count_warnings_with(FILE *log, long *offset, const char *text, int *with_text);
 
 /* Main returns while three threads make GPU calls (fault_exit.c); the registry's checks
  * (fault_registry.c); the GPU's unusable reason read while a lost context writes it (fault_reason.c):
@@ -64,5 +70,8 @@ int fault_registry_checks(void);
 int fault_reason_while_disabled(void);
 /* Many threads' calls at once, on every kind of memory and path (fault_threads.c). */
 int fault_many_threads(void);
+/* Calls on memory of two devices: where they run, faults on the second, threads on both
+ * (fault_two_devices.c). */
+int fault_two_devices(void);
 
 #endif /* TB_FAULT_CALL_H */

@@ -19,7 +19,8 @@
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
  *                              registry (the checks themselves catch bad ranges),
- *                              many-threads (48 threads' calls at once finish)
+ *                              many-threads (48 threads' calls at once finish),
+ *                              two-devices (memory of a second device)
  */
 #include <errno.h>
 #include <float.h>
@@ -123,11 +124,12 @@ static void fill(operand *op, unsigned *seed)
 
 /* --- one call and its check --- */
 
-static void ref_abs(const gemm *g, float *out, const float *a, const float *b, const float *c)
+/* A B + beta C by the reference, into `out`. */
+static void ref_product(const gemm *g, float *out, const float *a, const float *b, float beta, const float *c)
 {
     const config *f = &g->cfg;
     memcpy(out, c, g->c.count * sizeof(float));
-    tb_ref_cblas_sgemm()(f->layout, f->trans_a, f->trans_b, f->m, f->n, f->k, 1.0f, a, g->a.ld, b, g->b.ld, f->beta,
+    tb_ref_cblas_sgemm()(f->layout, f->trans_a, f->trans_b, f->m, f->n, f->k, 1.0f, a, g->a.ld, b, g->b.ld, beta,
                          out, g->c.ld);
 }
 
@@ -151,16 +153,16 @@ void gemm_make(gemm *g, const config *cfg, unsigned seed)
     g->c0 = copy_of(&g->c);
     g->want = malloc(g->c.count * sizeof(float));
     g->bound = malloc(g->c.count * sizeof(float));
-    /* The reference on host copies; the bound from |A| |B| and |beta C0|. */
+    /* The reference on host copies; the bound from |A| |B| + |beta| |C0|. */
     float *a = copy_of(&g->a), *b = copy_of(&g->b), *c = copy_of(&g->c);
-    ref_abs(g, g->want, a, b, cfg->beta == 0.0f ? g->c0 : c);
+    ref_product(g, g->want, a, b, cfg->beta, cfg->beta == 0.0f ? g->c0 : c);
     for (size_t i = 0; i < g->a.count; i++)
         a[i] = fabsf(a[i]);
     for (size_t i = 0; i < g->b.count; i++)
         b[i] = fabsf(b[i]);
     for (size_t i = 0; i < g->c.count; i++)
         c[i] = fabsf(c[i]);
-    ref_abs(g, g->bound, a, b, c);
+    ref_product(g, g->bound, a, b, fabsf(cfg->beta), c);
     const float scale = 2.0f * (float)(cfg->k + 2) * FLT_EPSILON;
     for (size_t i = 0; i < g->c.count; i++)
         g->bound[i] *= scale;
@@ -216,6 +218,11 @@ void __wrap_tb_cpu_sgemm(const tb_call *call)
     __real_tb_cpu_sgemm(call);
 }
 
+int fault_cpu_calls(void)
+{
+    return __atomic_load_n(&cpu_calls, __ATOMIC_RELAXED);
+}
+
 typedef struct {
     long sites, alloc_sites;
     int fired, result, warnings, cpu_calls;
@@ -224,19 +231,29 @@ typedef struct {
     size_t device_peak; /* the most device memory the library held at once */
 } outcome;
 
-static int count_warnings(FILE *log, long *offset)
+int count_warnings_with(FILE *log, long *offset, const char *text, int *with_text)
 {
     fflush(stderr);
     fseek(log, *offset, SEEK_SET);
     char line[1024];
     int warnings = 0;
+    if (with_text)
+        *with_text = 0;
     while (fgets(line, sizeof line, log)) {
-        warnings += strstr(line, "tiledblas: warning") != NULL;
+        const int warning = strstr(line, "tiledblas: warning") != NULL;
+        warnings += warning;
+        if (with_text)
+            *with_text += warning && strstr(line, text) != NULL;
         if (getenv("FAULT_SHOW_WARNINGS"))
             fputs(line, stdout);
     }
     *offset = ftell(log);
     return warnings;
+}
+
+static int count_warnings(FILE *log, long *offset)
+{
+    return count_warnings_with(log, offset, NULL, NULL);
 }
 
 static const config after_call = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 20, 24, 16, 0.0f, 0, 1};
@@ -506,6 +523,8 @@ static int scenario(const char *name)
         failures += fault_exit_in_flight();
     } else if (strcmp(name, "many-threads") == 0) {
         failures += fault_many_threads();
+    } else if (strcmp(name, "two-devices") == 0) {
+        failures += fault_two_devices();
     } else if (strcmp(name, "reason-race") == 0) {
         failures += fault_reason_while_disabled();
     } else if (strcmp(name, "registry") == 0) {
