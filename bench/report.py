@@ -28,7 +28,6 @@ Needs Python 3 and matplotlib (Debian: python3-matplotlib, for /usr/bin/python3)
 import argparse
 import csv
 import os
-import shutil
 import sys
 import textwrap
 from collections import OrderedDict
@@ -209,10 +208,6 @@ def gpu_name(env):
     return env_get(env, "gpu").split(" (")[0]
 
 
-def run_date(env):
-    return env_get(env, "date").split(" ")[0]
-
-
 def reproduce(env):
     return env_get(env, "command", 'bench/suite.sh --steps "test bench"')
 
@@ -264,12 +259,26 @@ def openblas_caution(env):
 
 # ---- the sections of PERFORMANCE.md ---------------------------------------------
 
+# What describes a run but not the product it measured: when, and at which revision of the tree.
+UNDOCUMENTED = ("date", "commit")
+
+
+def copy_result(src, dst):
+    """A result file into the tree, environment.txt without the UNDOCUMENTED keys."""
+    with open(src) as f:
+        lines = f.readlines()
+    if os.path.basename(src) == "environment.txt":
+        lines = [line for line in lines if line.split(":", 1)[0].strip() not in UNDOCUMENTED]
+    with open(dst, "w") as f:
+        f.writelines(lines)
+
+
 def section_details(d):
     env = d.env
     lines = ["## Experiment details", ""]
     if not env:
         return lines + ["No environment.txt came with this data.", ""]
-    rows = [[key, value.replace("|", "\\|")] for key, value in env.items()]
+    rows = [[key, value.replace("|", "\\|")] for key, value in env.items() if key not in UNDOCUMENTED]
     lines += [table(["key", "value"], rows, ["l", "l"]), ""]
     lines += [f"Reproduce: `{reproduce(env)}` from the repository root, then "
               f"`python3 bench/report.py suite-out`.", ""]
@@ -815,7 +824,7 @@ def readme_block(d):
                          "–", "–", fmt_ratio(k["ratio"])])
     if not rows:
         return ["Not measured yet: run `bench/suite.sh`, then `python3 bench/report.py suite-out`."]
-    lines = [f"{gpu_name(env)}, {run_date(env)}, `{reproduce(env)}`; SGEMM row-major NN, tiledblas "
+    lines = [f"{gpu_name(env)}, `{reproduce(env)}`; SGEMM row-major NN, tiledblas "
              f"on its GPU path, each × against a reference timed in the same run, "
              f"{openblas_label(env)} as the CPU baseline. Method and every table: "
              "[docs/PERFORMANCE.md](docs/PERFORMANCE.md).", "",
@@ -872,7 +881,7 @@ def ladder_block(d, current):
     lines = intro + [table(head, rows, ["l", "l", "l", "l", "r", "r"]), ""]
     if cublas:
         version = env_get(env, "cublas", "")
-        lines.append(f"Measured on {gpu_name(env)}, {run_date(env)}: device memory, row-major NN, median of "
+        lines.append(f"Measured on {gpu_name(env)}: device memory, row-major NN, median of "
                      f"CUDA-event timings, against cuBLAS{' ' + version if version else ''} "
                      f"({fmt_tflops(cublas['tflops'])} TFLOP/s) in the same run; `{reproduce(env)}`. "
                      "All sizes: [docs/PERFORMANCE.md](../docs/PERFORMANCE.md).")
@@ -902,7 +911,7 @@ def main():
         src = os.path.join(given, name)
         if os.path.realpath(given) != os.path.realpath(results):
             os.makedirs(results, exist_ok=True)
-            shutil.copyfile(src, os.path.join(results, name))
+            copy_result(src, os.path.join(results, name))
             print(f"copied {src} to {RESULTS}/{name}")
 
     d = Data(read_rows(os.path.join(results, "bench.csv")),
