@@ -23,7 +23,8 @@
  *
  * Throughput: one thread runs calls of the mix (unchecked) for a while; then
  * all threads share exactly the same calls; the FLOP/s of the many must be at
- * least the one's. Exits 77 without a usable GPU.
+ * least the one's. TB_SOAK_KIND (pageable, pinned, device or managed) puts
+ * every operand in memory of that one kind. Exits 77 without a usable GPU.
  *
  * Every PROGRESS_SECONDS a line on stderr tells the phase, the calls done and
  * how many threads are copying, in the library, checking or waiting for a big
@@ -58,6 +59,8 @@
 
 enum kind { PAGEABLE, PINNED, DEVICE, MANAGED, KINDS };
 static const char *const kind_names[KINDS] = {"pageable", "pinned", "device", "managed"};
+/* TB_SOAK_KIND: every call on memory of this kind (a name above), -1 for the mix of all. */
+static int only_kind = -1;
 
 #define CUDA_CHECK(call)                                                                          \
     do {                                                                                          \
@@ -192,7 +195,7 @@ static void random_call(tb_rng *rng, call_spec *cs)
     cs->lda = random_ld(rng, cs->layout, nt_a ? cs->m : cs->k, nt_a ? cs->k : cs->m);
     cs->ldb = random_ld(rng, cs->layout, nt_b ? cs->k : cs->n, nt_b ? cs->n : cs->k);
     cs->ldc = random_ld(rng, cs->layout, cs->m, cs->n);
-    cs->kind = tb_rng_below(rng, KINDS);
+    cs->kind = only_kind >= 0 ? only_kind : (int)tb_rng_below(rng, KINDS);
     cs->alpha = tb_rng_below(rng, 4) ? 2.0f * tb_rng_uniform(rng) : 1.0f;
     const int beta_choice = tb_rng_below(rng, 4);
     cs->beta = beta_choice == 0 ? 0.0f : beta_choice == 1 ? 1.0f : 2.0f * tb_rng_uniform(rng);
@@ -532,6 +535,14 @@ int main(void)
     const double seconds = (double)env_long("TB_SOAK_SECONDS", 120);
     const double rate_seconds = (double)env_long("TB_SOAK_RATE_SECONDS", 10);
     const double budget_mb = (double)env_long("TILEDBLAS_DEVICE_MB", 1L << 30);
+    const char *kind = getenv("TB_SOAK_KIND");
+    for (int k = 0; kind && k < KINDS; k++)
+        if (strcmp(kind, kind_names[k]) == 0)
+            only_kind = k;
+    if (kind && only_kind < 0) {
+        fprintf(stderr, "TB_SOAK_KIND=%s: expected pageable, pinned, device or managed\n", kind);
+        return 2;
+    }
     if (threads > MAX_THREADS) {
         fprintf(stderr, "TB_SOAK_THREADS: at most %d\n", MAX_THREADS);
         return 2;
