@@ -114,7 +114,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
                     status == TB_GPU_FAILED     ? tb_gpu_refusal(where.device)
                     : status == TB_GPU_SHUTDOWN ? "CUDA is shutting down with the process"
                                                 : "the GPU stays in use",
-                    done.c_unknown ? "may hold part of the product" : "was not updated");
+                    done.c_unknown || done.c_written ? "may hold part of the product" : "was not updated");
             return;
         }
         if (!on_gpu) {

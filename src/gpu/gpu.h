@@ -57,10 +57,13 @@ const char *tb_gpu_refusal(int device);
  * else has been written, or only where beta == 0 (computing it again gives
  * the same), unless c_unknown: C in device memory may hold part of the
  * product and could not be put back, so nothing can finish the call.
+ * c_written: a kernel ran on C in device or managed memory, so that where the
+ * call cannot be finished (the CPU cannot read C), C may hold part of the
+ * product even with beta == 0.
  */
 typedef struct tb_gpu_progress {
     int64_t rows_done, block_rows, cols_done;
-    int c_unknown;
+    int c_unknown, c_written;
 } tb_gpu_progress;
 
 /* Runs the call with the configured kernel; operands named in `resident` are used in place, those

@@ -6,9 +6,10 @@
  * (the lanes hold memory of the first device): no lane, so that calls on
  * different devices run side by side. Faults are sorted as on the first
  * device (fault.c); one that loses the context disables that device alone.
- * No copy of C is kept here: a C in device memory after a failure past the
- * kernel's launch may hold part of the product, and nothing computes the
- * call again on it.
+ * No copy of C is kept here: with beta != 0, a C in device memory after a
+ * failure past the kernel's launch may hold part of the product, and nothing
+ * computes the call again on it; with beta == 0 only a C the CPU can read
+ * (managed memory) is computed again.
  */
 #include <cuda_runtime_api.h>
 
@@ -36,9 +37,10 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     } else if (fault == TB_FAULT_CONTEXT) {
         tb_gpu_device_failed(device, status); /* the caller's one warning gives its reason */
     }
-    /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. A kernel that
-     * ran may have written a resident C, beta == 0 or not, and nothing here computes it again. */
-    progress->c_unknown = result != TB_GPU_OK && (resident & TB_RESIDENT_C) && launched;
+    /* Only a kernel writes C in place: a C copied in (host memory) lands whole or not at all. With beta == 0
+     * the CPU can compute again what the kernel wrote, where it can read C (managed memory). */
+    progress->c_written = result != TB_GPU_OK && (resident & TB_RESIDENT_C) && launched;
+    progress->c_unknown = progress->c_written && call->beta != 0.0f;
     tb_gpu_context_restore(&saved);
     return result;
 }

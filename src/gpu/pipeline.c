@@ -276,7 +276,7 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
     for (int64_t i0 = 0; i0 < m && status == cudaSuccess; i0 += rows) {
         const tb_call block = tb_call_block(call, i0, m - i0 < rows ? m - i0 : rows, 0, call->n);
         enter_block(&r, &block);
-        *progress = (tb_gpu_progress){i0, block.m, 0, 0};
+        *progress = (tb_gpu_progress){.rows_done = i0, .block_rows = block.m};
         status = run_block(&r, &progress->cols_done);
     }
     if (status != cudaSuccess) { /* nothing may still use the staging when the caller moves on */

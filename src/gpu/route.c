@@ -215,12 +215,14 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
     c_keeper keeper = {NULL, call->m};
     int kept = 0;
     tb_fault fault = TB_FAULT_NONE;
+    int written = 0; /* a kernel ran on C, and C was not put back since */
     for (int attempt = 0; attempt < 2; attempt++) {
         int launched = 0;
         if (!kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
         if (kept)
             fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel, &launched));
+        written |= launched;
         if (fault != TB_FAULT_CALL && fault != TB_FAULT_NO_MEMORY)
             break;
         /* Only a launched kernel writes C in place; before it, C is as the caller left it. */
@@ -228,7 +230,10 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
             progress->c_unknown = 1;
             break;
         }
+        if (launched && call->beta != 0.0f)
+            written = 0; /* put back from the copy; with beta == 0 nothing needs to be */
     }
+    progress->c_written = fault != TB_FAULT_NONE && written && (resident & TB_RESIDENT_C);
     return fault;
 }
 
@@ -242,7 +247,7 @@ static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const
 {
     tb_fault fault = fault_of(*status = run_on_host_operands(call, pinned, kernel, admitted, progress));
     if (fault == TB_FAULT_CALL && tb_gpu_lane() == 0 && progress->rows_done == 0 && progress->cols_done == 0) {
-        *progress = (tb_gpu_progress){0, call->m, 0, 0};
+        *progress = (tb_gpu_progress){.block_rows = call->m};
         fault = fault_of(*status = tb_direct_sgemm(call, 0, kernel, NULL));
     }
     return fault;
@@ -250,7 +255,7 @@ static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const
 
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress)
 {
-    *progress = (tb_gpu_progress){0, call->m, 0, 0};
+    *progress = (tb_gpu_progress){.block_rows = call->m};
     if (tb_fault_shutting_down())
         return TB_GPU_SHUTDOWN;
     const int kernel = tb_gpu_kernel();
@@ -267,7 +272,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
         fault = resident ? run_resident(call, resident, kernel, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
     if (fault == TB_FAULT_NONE) {
-        *progress = (tb_gpu_progress){call->m, 0, 0, 0};
+        *progress = (tb_gpu_progress){.rows_done = call->m};
         /* C is complete: a failure to release memory concerns later calls only. */
         if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
             tb_gpu_disable("CUDA error", status);

@@ -99,7 +99,8 @@ typedef struct {
     int verdict;        /* gemm_verdict */
     long launches[2];   /* kernels launched on each device during the call */
     int cpu_calls, warnings;
-    int named_warnings; /* warnings that contain the text the call looked for */
+    int named_warnings;   /* warnings that contain the text the call looked for */
+    int partial_warnings; /* warnings that say C may hold part of the product */
     int state_kept;     /* the thread's current context and device as before the call */
     int fired;          /* the injected fault fired */
 } observed;
@@ -135,8 +136,12 @@ static observed run(gemm *g, const fault *injected, const char *text)
                   .fired = fake_fired()};
     if (injected)
         fake_inject(FAKE_NONE, 0, NULL);
-    if (warning_log)
+    if (warning_log) {
+        const long start = warning_offset;
+        count_warnings_with(warning_log, &warning_offset, "may hold part of the product", &o.partial_warnings);
+        warning_offset = start;
         o.warnings = count_warnings_with(warning_log, &warning_offset, text, &o.named_warnings);
+    }
     cuCtxGetCurrent(&context_after);
     cudaGetDevice(&device_after);
     o.state_kept = context_after == context_before && device_after == device_before;
@@ -244,16 +249,21 @@ static int mixed(void)
 }
 
 /* (d) One fault on device 1 in a call on its memory (shape and placement by device1_variant): the call ends
- * with C right, or untouched with a warning, or, where the kernel may have written a C with beta != 0, with
- * a warning saying so; device 0 stays in use; device 1 too unless its context was lost, after which calls
- * on its memory are refused. -1: the fault did not fire (nth is past the call's last site). */
+ * with C right, or untouched with a warning, or, where a kernel may have written a C nothing can compute
+ * again, with a warning saying so; a managed C with beta == 0, which the CPU reads, is right after any
+ * fault that leaves the context. Device 0 stays in use; device 1 too unless its context was lost, after
+ * which calls on its memory are refused. -1: the fault did not fire (nth is past the call's last site). */
+enum { DEVICE1_VARIANTS = 3 };
+static const char *const variant_names[DEVICE1_VARIANTS] = {"all on device 1", "A and C on device 1",
+                                                            "managed C on device 1, beta 0"};
 static fault device1_fault;
 static int device1_variant;
 
 static int fault_on_device1(void)
 {
-    static const place operand_sets[2][3] = {{device1, device1, device1}, {device1, host, device1}};
-    static const int variant_shapes[2] = {0, 1}; /* beta 0.5, and beta 0 */
+    static const place operand_sets[DEVICE1_VARIANTS][3] = {
+        {device1, device1, device1}, {device1, host, device1}, {host, host, managed1}};
+    static const int variant_shapes[DEVICE1_VARIANTS] = {0, 1, 1}; /* beta 0.5, beta 0, beta 0 */
     set_device(0);
     int failures = expect_on(0, "host operands, the first call", call(0, all_host, 20));
     /* Device 1's memory for the call after the fault is made before it: a lost context makes none. */
@@ -264,15 +274,20 @@ static int fault_on_device1(void)
         run(&faulted, &device1_fault, lost ? "(device 1 failed: " : "may hold part of the product");
     if (!o.fired)
         return failures ? failures : -1;
-    /* After a lost context the one warning says why; C is wrong only with the warning that says so. */
+    /* After a lost context the one warning says why; C is wrong only with the warning that says so. A
+     * managed C with beta == 0 is computed again on the CPU after any fault that leaves the context. */
     const int warned = o.warnings == 1 && (!lost || o.named_warnings == 1);
-    const int right = o.launches[0] == 0 && !o.cpu_calls && o.state_kept &&
-                      (o.verdict == 1 || (o.verdict == 0 && warned) ||
-                       (o.verdict < 0 && warned && (lost || o.named_warnings == 1)));
+    const int managed_c = device1_variant == 2;
+    const int right = o.launches[0] == 0 && o.state_kept &&
+                      (managed_c && !lost ? o.verdict == 1
+                                          : !o.cpu_calls && (o.verdict == 1 || (o.verdict == 0 && warned) ||
+                                                             (o.verdict < 0 && warned && o.partial_warnings == 1)));
     if (!right)
         failures += report("the call with the fault on device 1",
-                           lost ? "C right, or one warning naming device 1's failure"
-                                : "C right, untouched with one warning, or wrong with a warning saying so",
+                           managed_c && !lost ? "C right (the CPU computes a managed C again)"
+                           : lost             ? "C right, or one warning naming device 1's failure (and, with C "
+                                                "wrong, saying C may hold part of the product)"
+                                              : "C right, untouched with one warning, or wrong with a warning saying so",
                            &o);
     failures += expect_on(0, "device 0 memory after the fault", call(2, all_device0, 22));
     failures += expect_on(0, "host operands after the fault", call(3, all_host, 23));
@@ -396,13 +411,13 @@ int fault_two_devices(void)
     static const fake_mode modes[] = {FAKE_PLAIN, FAKE_STICKY, FAKE_OOM, FAKE_DEFERRED};
     long faults = 0;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++)
-        for (device1_variant = 0; device1_variant < 2; device1_variant++)
+        for (device1_variant = 0; device1_variant < DEVICE1_VARIANTS; device1_variant++)
             /* Up to the call's last site, or the first crash (the sites after it would crash alike). */
             for (long nth = 1;; nth++) {
                 device1_fault = (fault){1, modes[m], nth};
                 char name[96];
                 snprintf(name, sizeof name, "%s fault at device 1's call %ld, operands %s", fake_mode_name(modes[m]),
-                         nth, device1_variant ? "A and C on device 1" : "all on device 1");
+                         nth, variant_names[device1_variant]);
                 const int result = in_child(fault_on_device1, name);
                 if (result == SCENARIO_NOT_FIRED)
                     break;
