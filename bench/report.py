@@ -259,26 +259,13 @@ def openblas_caution(env):
 
 # ---- the sections of PERFORMANCE.md ---------------------------------------------
 
-# What describes a run but not the product it measured: when, and at which revision of the tree.
-UNDOCUMENTED = ("date", "commit")
-
-
-def copy_result(src, dst):
-    """A result file into the tree, environment.txt without the UNDOCUMENTED keys."""
-    with open(src) as f:
-        lines = f.readlines()
-    if os.path.basename(src) == "environment.txt":
-        lines = [line for line in lines if line.split(":", 1)[0].strip() not in UNDOCUMENTED]
-    with open(dst, "w") as f:
-        f.writelines(lines)
-
-
 def section_details(d):
     env = d.env
     lines = ["## Experiment details", ""]
     if not env:
         return lines + ["No environment.txt came with this data.", ""]
-    rows = [[key, value.replace("|", "\\|")] for key, value in env.items() if key not in UNDOCUMENTED]
+    rows = [[key, documented(key, value).replace("|", "\\|")] for key, value in env.items()
+            if documented(key, value) is not None]
     lines += [table(["key", "value"], rows, ["l", "l"]), ""]
     lines += [f"Reproduce: `{reproduce(env)}` from the repository root, then "
               f"`python3 bench/report.py suite-out`.", ""]
@@ -891,6 +878,34 @@ def ladder_block(d, current):
 
 
 # ---- main -------------------------------------------------------------------------
+
+
+# What describes one run of the suite but not the product it measured: when, at which revision of the
+# tree, under which time limit, and how the steps were split over invocations.
+UNDOCUMENTED = ("date", "commit", "deadline")
+
+
+def documented(key, value):
+    """An environment.txt value as the documents show it, or None for a key they leave out."""
+    if key in UNDOCUMENTED:
+        return None
+    return value.split(" (this run:")[0] if key == "steps" else value
+
+
+def copy_result(src, dst):
+    """A result file into the tree, environment.txt as documented() shows it."""
+    with open(src) as f:
+        lines = f.readlines()
+    if os.path.basename(src) == "environment.txt":
+        kept = []
+        for line in lines:
+            key, _, value = line.rstrip("\n").partition(": ")
+            shown = documented(key.strip(), value)
+            if shown is not None:
+                kept.append(f"{key}: {shown}\n" if value else line)
+        lines = kept
+    with open(dst, "w") as f:
+        f.writelines(lines)
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],

@@ -26,8 +26,8 @@
 #                     take it past that is not started (and is reported), a running one
 #                     is stopped there [no limit]
 #   --fresh           discard the results an earlier run left in --out
-#   --jobs N          parallel build jobs [the number of CPUs]; ctest runs half as many
-#                     tests at once (4 to 8): the GPU tests share one device
+#   --jobs N          parallel build jobs [the number of CPUs]; ctest runs half that many
+#                     tests at once, at least 4 and at most 8: the GPU tests share one device
 #   --cuda-arch LIST  CMAKE_CUDA_ARCHITECTURES [the compute capability of the GPUs
 #                     nvidia-smi lists, else the project's default list]
 #
