@@ -879,7 +879,6 @@ def ladder_block(d, current):
 
 # ---- main -------------------------------------------------------------------------
 
-
 # What describes one run of the suite but not the product it measured: when, at which revision of the
 # tree, under which time limit, and how the steps were split over invocations.
 UNDOCUMENTED = ("date", "commit", "deadline")
@@ -906,6 +905,7 @@ def copy_result(src, dst):
         lines = kept
     with open(dst, "w") as f:
         f.writelines(lines)
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
