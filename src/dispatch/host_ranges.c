@@ -140,6 +140,34 @@ static tb_host_range find_thread_stack(void)
     return known ? (tb_host_range){(uintptr_t)low, (uintptr_t)low + size} : (tb_host_range){0, 0};
 }
 
+/* The calling thread's stack, found on its first need. */
+static void know_thread_stack(void)
+{
+    if (!stack_asked) {
+        thread_stack = find_thread_stack();
+        stack_asked = 1;
+    }
+}
+
+/*
+ * Before a fork, in the thread that forks: the fixed ranges and this thread's
+ * stack, which the child (a copy of this thread alone) inherits, so that its
+ * calls allocate nothing. Finding them allocates, and an allocator in the
+ * child of a threaded process may wait forever on a lock that one of the
+ * parent's other threads held at the fork (glibc's malloc guards against that;
+ * others, AddressSanitizer's among them, do not).
+ */
+static void before_fork(void)
+{
+    find_fixed_ranges_once();
+    know_thread_stack();
+}
+
+__attribute__((constructor)) static void register_before_fork(void)
+{
+    pthread_atfork(before_fork, NULL, NULL);
+}
+
 void tb_certain_host_ranges(tb_certain_host *where)
 {
     find_fixed_ranges_once();
@@ -158,10 +186,7 @@ uintptr_t tb_heap_start_by_break_in_place(void)
 __attribute__((noinline)) int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes)
 {
     if (!where->beyond_heap_known) {
-        if (!stack_asked) {
-            thread_stack = find_thread_stack();
-            stack_asked = 1;
-        }
+        know_thread_stack();
         /* Everything from this frame up is live stack: the caller's arrays are in it. */
         const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
         const int on_it = tb_range_holds(&thread_stack, here, 1);
