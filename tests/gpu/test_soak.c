@@ -23,8 +23,11 @@
  *
  * Throughput: one thread runs calls of the mix (unchecked) for a while; then
  * all threads share exactly the same calls; the FLOP/s of the many must be at
- * least the one's. TB_SOAK_KIND (pageable, pinned, device or managed) puts
- * every operand in memory of that one kind. Exits 77 without a usable GPU.
+ * least the one's; how busy the CPUs were and where the threads' time went
+ * are printed beside. TB_SOAK_KIND (pageable, pinned, device or managed) puts
+ * every operand in memory of that one kind; TB_SOAK_SCHEDULE (spin, yield or
+ * blocking) sets how CUDA waits in the process, as an application may. Exits
+ * 77 without a usable GPU.
  *
  * Every PROGRESS_SECONDS a line on stderr tells the phase, the calls done and
  * how many threads are copying, in the library, checking or waiting for a big
@@ -42,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,28 +97,39 @@ static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static int big_free[BIG_SLOTS];
 static sem_t big_available;
 
-/* What the threads are doing, for the progress lines. */
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void add_seconds(_Atomic double *total, double x)
+{
+    double old = atomic_load(total);
+    while (!atomic_compare_exchange_weak(total, &old, old + x))
+        ;
+}
+
+/* What the threads are doing, for the progress lines, and the time they spent at it, for the throughput's. */
 enum step { WAITING, COPYING, CALLING, CHECKING, STEPS };
 static const char *const step_names[STEPS] = {"waiting for a big slot", "copying", "in the library", "checking"};
 static atomic_int threads_at[STEPS];
+static _Atomic double step_seconds[STEPS];
+static _Thread_local double step_start;
 static atomic_long calls_done;
 static _Atomic(const char *) phase = "allocating and filling the buffers";
 
 static void step_begin(enum step step)
 {
     atomic_fetch_add(&threads_at[step], 1);
+    step_start = seconds_now();
 }
 
 static void step_end(enum step step)
 {
+    add_seconds(&step_seconds[step], seconds_now() - step_start);
     atomic_fetch_sub(&threads_at[step], 1);
-}
-
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static long env_long(const char *name, long fallback)
@@ -379,13 +394,6 @@ typedef struct soak_worker {
     soak_totals *totals;
 } soak_worker;
 
-static void add_flop(_Atomic double *total, double x)
-{
-    double old = atomic_load(total);
-    while (!atomic_compare_exchange_weak(total, &old, old + x))
-        ;
-}
-
 static void *soak(void *arg)
 {
     const soak_worker *w = arg;
@@ -399,7 +407,7 @@ static void *soak(void *arg)
         release(s);
         atomic_fetch_add(&w->totals->calls, 1);
         atomic_fetch_add(&w->totals->wrong, problems > 0);
-        add_flop(&w->totals->flop, flops(&cs));
+        add_seconds(&w->totals->flop, flops(&cs));
     }
     return NULL;
 }
@@ -510,7 +518,20 @@ static void soak_for(double seconds, int threads, soak_totals *totals)
     run_threads(threads, soak, workers, sizeof workers[0]);
 }
 
-/* FLOP/s of the first `count` calls of the mix on `threads` threads. */
+/* The process's CPU time, user and system, in seconds. */
+static double cpu_seconds(void)
+{
+    struct rusage use;
+    getrusage(RUSAGE_SELF, &use);
+    return (double)use.ru_utime.tv_sec + 1e-6 * (double)use.ru_utime.tv_usec + (double)use.ru_stime.tv_sec +
+           1e-6 * (double)use.ru_stime.tv_usec;
+}
+
+/*
+ * FLOP/s of the first `count` calls of the mix on `threads` threads. Also
+ * printed: how busy the CPUs were (a thread that waits by spinning keeps one
+ * busy) and where the threads' time went, which together tell a slowdown's place.
+ */
 static double rate_of(const call_spec *calls, long count, int threads)
 {
     rate_work work = {calls, count, 0};
@@ -520,13 +541,50 @@ static double rate_of(const call_spec *calls, long count, int threads)
     double total = 0.0;
     for (long i = 0; i < count; i++)
         total += flops(&calls[i]);
-    const double start = seconds_now();
+    double steps_before[STEPS];
+    for (int step = 0; step < STEPS; step++)
+        steps_before[step] = atomic_load(&step_seconds[step]);
+    const double cpu_start = cpu_seconds(), start = seconds_now();
     run_threads(threads, rate, workers, sizeof workers[0]);
-    return total / (seconds_now() - start);
+    const double wall = seconds_now() - start, cpu = cpu_seconds() - cpu_start;
+    printf("the mix on %d thread%s: %.2f s, %.1f CPUs busy; threads' time", threads, threads > 1 ? "s" : "", wall,
+           cpu / wall);
+    for (int step = 0; step < STEPS; step++)
+        if (step != CHECKING)
+            printf(" %s %.2f s%s", step_names[step], atomic_load(&step_seconds[step]) - steps_before[step],
+                   step + 1 < CHECKING ? "," : "\n");
+    return total / wall;
+}
+
+/*
+ * TB_SOAK_SCHEDULE (spin, yield or blocking): how CUDA waits for the GPU in
+ * this process, set before the first CUDA call as an application may
+ * (cudaSetDeviceFlags); unset, CUDA's default (auto).
+ */
+static void set_schedule(void)
+{
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } schedules[] = {{"spin", cudaDeviceScheduleSpin},
+                     {"yield", cudaDeviceScheduleYield},
+                     {"blocking", cudaDeviceScheduleBlockingSync}};
+    const char *name = getenv("TB_SOAK_SCHEDULE");
+    int devices = 0;
+    if (name == NULL || cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0)
+        return; /* without a GPU the test skips */
+    for (size_t i = 0; i < sizeof schedules / sizeof schedules[0]; i++)
+        if (strcmp(name, schedules[i].name) == 0) {
+            CUDA_CHECK(cudaSetDeviceFlags(schedules[i].flag));
+            return;
+        }
+    fprintf(stderr, "TB_SOAK_SCHEDULE=%s: expected spin, yield or blocking\n", name);
+    exit(2);
 }
 
 int main(void)
 {
+    set_schedule();
     if (!tiledblas_gpu_available()) {
         printf("SKIP: no usable GPU\n");
         return 77;
