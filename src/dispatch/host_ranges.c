@@ -15,6 +15,12 @@
  * Such memory may still be registered (pinned), so the ranges stand in for the
  * driver only where that cannot matter. Other memory (mmap'd blocks, other
  * threads' malloc arenas) is asked about.
+ *
+ * Finding the ranges allocates (pthread_getattr_np, /proc/self/maps). A
+ * forked child keeps what its parent had found, and leaves unknown what it
+ * had not: in the child of a threaded process an allocator may wait forever
+ * on a lock that another of the parent's threads held at the fork (glibc's
+ * malloc guards against that; others, AddressSanitizer's among them, do not).
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -140,32 +146,25 @@ static tb_host_range find_thread_stack(void)
     return known ? (tb_host_range){(uintptr_t)low, (uintptr_t)low + size} : (tb_host_range){0, 0};
 }
 
-/* The calling thread's stack, found on its first need. */
-static void know_thread_stack(void)
-{
-    if (!stack_asked) {
-        thread_stack = find_thread_stack();
-        stack_asked = 1;
-    }
-}
-
 /*
- * Before a fork, in the thread that forks: the fixed ranges and this thread's
- * stack, which the child (a copy of this thread alone) inherits, so that its
- * calls allocate nothing. Finding them allocates, and an allocator in the
- * child of a threaded process may wait forever on a lock that one of the
- * parent's other threads held at the fork (glibc's malloc guards against that;
- * others, AddressSanitizer's among them, do not).
+ * In a forked child, whose one thread is a copy of the one that forked: the
+ * ranges the parent had not found yet stay unknown (none), so that they are
+ * never looked for there. Operands outside the known ranges are asked about.
  */
-static void before_fork(void)
+static void after_fork_in_child(void)
 {
-    find_fixed_ranges_once();
-    know_thread_stack();
+    if (!atomic_load_explicit(&fixed.found, memory_order_relaxed)) {
+        fixed.break_in_place = 0;
+        fixed.heap_start = 0;
+        fixed.segments = 0;
+        atomic_store_explicit(&fixed.found, 1, memory_order_release);
+    }
+    stack_asked = 1;
 }
 
-__attribute__((constructor)) static void register_before_fork(void)
+__attribute__((constructor)) static void register_fork_handler(void)
 {
-    pthread_atfork(before_fork, NULL, NULL);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
 void tb_certain_host_ranges(tb_certain_host *where)
@@ -186,7 +185,10 @@ uintptr_t tb_heap_start_by_break_in_place(void)
 __attribute__((noinline)) int tb_is_certain_host_beyond_heap(tb_certain_host *where, uintptr_t at, size_t bytes)
 {
     if (!where->beyond_heap_known) {
-        know_thread_stack();
+        if (!stack_asked) {
+            thread_stack = find_thread_stack();
+            stack_asked = 1;
+        }
         /* Everything from this frame up is live stack: the caller's arrays are in it. */
         const uintptr_t here = (uintptr_t)__builtin_frame_address(0);
         const int on_it = tb_range_holds(&thread_stack, here, 1);

@@ -1,12 +1,14 @@
 /*
- * A forked child's SGEMMs on host memory allocate nothing. In the child of a
- * threaded process an allocator may wait forever on a lock that one of the
- * parent's other threads held at the fork (glibc's malloc guards against
- * that, AddressSanitizer's does not), so the child's calls must not need one.
- * The parent's main thread forks before it has made any call, as a program
- * that only its children compute with would; each child counts the
- * allocations its calls make, on operands on its stack, in the brk heap and
- * in the program's static data.
+ * A forked child's small SGEMMs on host memory allocate nothing. In the
+ * child of a threaded process an allocator may wait forever on a lock that
+ * one of the parent's other threads held at the fork (glibc's malloc guards
+ * against that, AddressSanitizer's does not), so the child's calls must not
+ * need one. Each child counts the allocations its calls make, on operands on
+ * its stack, in the brk heap and in the program's static data. The parent's
+ * main thread forks before it has made any call, as a program that only its
+ * children compute with would (the CPU BLAS must then be the built-in loop:
+ * finding another loads it); with TB_FORK_ALLOC_PARENT_CALL=1 it makes one
+ * call first, and the CPU BLAS may be any.
  *
  * The test replaces malloc and its kin by counting wrappers around glibc's
  * own: under a sanitizer, whose allocator they would bypass, it skips (77).
@@ -14,9 +16,11 @@
 #include "testutil.h"
 #include "tiledblas.h"
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,8 +84,13 @@ void *aligned_alloc(size_t alignment, size_t bytes)
 int posix_memalign(void **p, size_t alignment, size_t bytes)
 {
     count();
-    *p = __libc_memalign(alignment, bytes);
-    return *p ? 0 : 12 /* ENOMEM */;
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment % sizeof(void *) != 0)
+        return EINVAL;
+    void *block = __libc_memalign(alignment, bytes);
+    if (!block)
+        return ENOMEM;
+    *p = block;
+    return 0;
 }
 
 void free(void *p)
@@ -105,7 +114,7 @@ static int counted_call(float *a, float *b, float *c, const char *where)
     for (int i = 0; i < N * N; i++)
         wrong += c[i] != (float)N;
     if (made != 0 || wrong != 0)
-        fprintf(stderr, "child, operands %s: %d allocations, %d wrong elements\n", where, made, wrong);
+        fprintf(stderr, "operands %s: %d allocations, %d wrong elements\n", where, made, wrong);
     return made == 0 && wrong == 0;
 }
 
@@ -128,6 +137,19 @@ int main(void)
 {
     const int forks = 3;
     int failed = 0;
+    const char *parent_call = getenv("TB_FORK_ALLOC_PARENT_CALL");
+    if (parent_call && strcmp(parent_call, "1") == 0) {
+        /* Its allocations (finding the CPU BLAS and the ranges) are the parent's: only C is checked. */
+        float a[N * N], b[N * N], c[N * N];
+        for (int i = 0; i < N * N; i++)
+            a[i] = b[i] = 1.0f, c[i] = -1.0f;
+        cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+        for (int i = 0; i < N * N; i++)
+            if (c[i] != (float)N) {
+                fprintf(stderr, "the parent's call computed a wrong result\nFAIL\n");
+                return 1;
+            }
+    }
     for (int f = 0; f < forks; f++) {
         const pid_t child = tb_fork_child(30);
         if (child == 0)

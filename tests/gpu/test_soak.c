@@ -104,7 +104,7 @@ static double seconds_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void add_seconds(_Atomic double *total, double x)
+static void add_double(_Atomic double *total, double x)
 {
     double old = atomic_load(total);
     while (!atomic_compare_exchange_weak(total, &old, old + x))
@@ -128,7 +128,7 @@ static void step_begin(enum step step)
 
 static void step_end(enum step step)
 {
-    add_seconds(&step_seconds[step], seconds_now() - step_start);
+    add_double(&step_seconds[step], seconds_now() - step_start);
     atomic_fetch_sub(&threads_at[step], 1);
 }
 
@@ -407,7 +407,7 @@ static void *soak(void *arg)
         release(s);
         atomic_fetch_add(&w->totals->calls, 1);
         atomic_fetch_add(&w->totals->wrong, problems > 0);
-        add_seconds(&w->totals->flop, flops(&cs));
+        add_double(&w->totals->flop, flops(&cs));
     }
     return NULL;
 }
@@ -557,9 +557,9 @@ static double rate_of(const call_spec *calls, long count, int threads)
 }
 
 /*
- * TB_SOAK_SCHEDULE (spin, yield or blocking): how CUDA waits for the GPU in
- * this process, set before the first CUDA call as an application may
- * (cudaSetDeviceFlags); unset, CUDA's default (auto).
+ * TB_SOAK_SCHEDULE (spin, yield or blocking): how CUDA waits for device 0,
+ * the one the soak runs on, set before the first CUDA call as an application
+ * may (cudaSetDeviceFlags); unset, CUDA's default (auto).
  */
 static void set_schedule(void)
 {
