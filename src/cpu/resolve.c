@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,11 +39,47 @@ static struct link_map *link_map_of_handle(void *handle)
     return handle && dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 ? map : NULL;
 }
 
-static struct link_map *link_map_of_symbol(const void *symbol)
+/*
+ * The object that defines `symbol`: its link map and its file (NULL, NULL:
+ * none). Link maps are compared, never read: the loader writes them under a
+ * lock of its own, which a thread sanitizer does not see, so a read of one
+ * that another thread's dlopen made reads as a race; their fields come
+ * through the loader's own calls (dladdr, dlinfo).
+ */
+static struct link_map *object_of(const void *symbol, const char **file)
 {
     Dl_info info;
     struct link_map *map = NULL;
-    return symbol && dladdr1(symbol, &info, (void **)&map, RTLD_DL_LINKMAP) ? map : NULL;
+    const int found = symbol && dladdr1(symbol, &info, (void **)&map, RTLD_DL_LINKMAP) && map;
+    if (file)
+        *file = found ? info.dli_fname : NULL;
+    return found ? map : NULL;
+}
+
+static struct link_map *link_map_of_symbol(const void *symbol)
+{
+    return object_of(symbol, NULL);
+}
+
+/* The executable's link map (never unloaded; its handle searches the global scope). */
+static struct link_map *executable(void)
+{
+    static _Atomic(struct link_map *) found;
+    struct link_map *map = atomic_load_explicit(&found, memory_order_acquire);
+    if (!map) {
+        void *handle = dlopen(NULL, RTLD_LAZY);
+        map = link_map_of_handle(handle);
+        if (handle)
+            dlclose(handle);
+        atomic_store_explicit(&found, map, memory_order_release);
+    }
+    return map;
+}
+
+/* The handle of the loaded object `map`, whose file is `file`; the caller closes it. */
+static void *handle_of(const struct link_map *map, const char *file)
+{
+    return map == executable() ? dlopen(NULL, RTLD_LAZY) : dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
 }
 
 static struct link_map *self(void)
@@ -124,14 +161,15 @@ static int pinned_already(const struct link_map *map)
 
 void tb_pin(const void *symbol)
 {
-    const struct link_map *map = link_map_of_symbol(symbol);
-    if (!map || map->l_prev == NULL)
+    const char *file;
+    const struct link_map *map = object_of(symbol, &file);
+    if (!map || map == executable())
         return; /* the executable, which is never unloaded */
     pthread_mutex_lock(&pinned_lock);
     const int done = pinned_already(map);
     pthread_mutex_unlock(&pinned_lock);
     /* Not under the lock: dlopen takes the loader's. The reference is kept on purpose (NODELETE). */
-    if (done || !dlopen(map->l_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
+    if (done || !dlopen(file, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE))
         return;
     pthread_mutex_lock(&pinned_lock);
     if (!pinned_already(map) && pinned_count < PINNED_MAX)
@@ -149,10 +187,11 @@ static void *defined_in(void *handle, const struct link_map *map, const char *na
 /* Another libtiledblas (it exports the library's own query), which would forward back: said once, never used. */
 static int is_tiledblas(void *handle, const struct link_map *map)
 {
-    if (!defined_in(handle, map, "tiledblas_abi_exported"))
+    const void *query = defined_in(handle, map, "tiledblas_abi_exported");
+    if (!query)
         return 0;
     TB_WARN_ONCE("another copy of libtiledblas is loaded (%s); nothing is forwarded to it",
-                 *map->l_name ? map->l_name : "the executable");
+                 map == executable() ? "the executable" : tb_object_path(query));
     return 1;
 }
 
@@ -202,16 +241,11 @@ static int counts(void *handle, struct link_map *map)
     return map && map != self() && !loaded_by_us(map) && !is_tiledblas(handle, map);
 }
 
-/* The handle of the loaded object `map` (the executable's searches the global scope); the caller closes it. */
-static void *handle_of_map(const struct link_map *map)
-{
-    return map->l_prev == NULL ? dlopen(NULL, RTLD_LAZY) : dlopen(map->l_name, RTLD_LAZY | RTLD_NOLOAD);
-}
-
 void *tb_handle_of(const void *symbol)
 {
-    const struct link_map *map = link_map_of_symbol(symbol);
-    return map ? handle_of_map(map) : NULL;
+    const char *file;
+    const struct link_map *map = object_of(symbol, &file);
+    return map ? handle_of(map, file) : NULL;
 }
 
 /*
@@ -224,10 +258,11 @@ static void *global_definition(const char *name)
     void *symbol = dlsym(RTLD_DEFAULT, name);
     if (symbol && link_map_of_symbol(symbol) == self())
         symbol = dlsym(RTLD_NEXT, name);
-    struct link_map *map = link_map_of_symbol(symbol);
+    const char *file;
+    struct link_map *map = object_of(symbol, &file);
     if (!map)
         return NULL;
-    void *handle = handle_of_map(map);
+    void *handle = handle_of(map, file);
     const int counted = handle && counts(handle, map);
     if (handle)
         dlclose(handle);
@@ -273,14 +308,15 @@ void *tb_resolve_next(const char *name, int *shared)
 
 void *tb_resolve_in_caller(const char *name, const void *caller)
 {
-    struct link_map *map = link_map_of_symbol(caller);
-    void *handle = map ? handle_of_map(map) : NULL;
+    const char *file;
+    struct link_map *map = object_of(caller, &file);
+    void *handle = map ? handle_of(map, file) : NULL;
     /* The caller's local scope: the calling object, then its dependencies. */
     void *symbol = handle ? dlsym(handle, name) : NULL;
     if (handle)
         dlclose(handle);
-    struct link_map *definer = link_map_of_symbol(symbol);
-    void *definer_handle = definer ? handle_of_map(definer) : NULL;
+    struct link_map *definer = object_of(symbol, &file);
+    void *definer_handle = definer ? handle_of(definer, file) : NULL;
     void *own = definer_handle && counts(definer_handle, definer) ? symbol : NULL;
     if (definer_handle)
         dlclose(definer_handle);
