@@ -207,7 +207,7 @@ static int check_variant(kernels_run *r, const bench_case *bc, const kernels_buf
  * time allows, so a slow rung does not cut the fast ones' samples.
  */
 static void time_variants(kernels_run *r, const bench_opts *o, const bench_case *bc, const kernels_bufs *d,
-                          bench_row **rows, int count)
+                          bench_row **rows, const int *variants, int count)
 {
     double *t = bench_xmalloc(sizeof(double) * (size_t)count * (size_t)o->reps);
     int *reps = bench_xmalloc(sizeof(int) * (size_t)count), rounds = 0;
@@ -221,7 +221,7 @@ static void time_variants(kernels_run *r, const bench_opts *o, const bench_case 
             const int v = (round + i) % count;
             if (rows[v]->reps == reps[v] || rows[v]->reps < 0)
                 continue;
-            select_variant(r, bc, d, v);
+            select_variant(r, bc, d, variants[v]);
             const double ms = timed_call(r);
             if (ms < 0.0) {
                 fail(rows[v], r->error);
@@ -244,9 +244,9 @@ static void time_variants(kernels_run *r, const bench_opts *o, const bench_case 
         if (!row->failed)
             snprintf(row->status, sizeof row->status, "ok");
         char plan[128] = "";
-        if (!r->tune && v < r->cublas_id) {
-            select_variant(r, bc, d, v);
-            tb_kernel_describe_plan((tb_kernel_id)v, &r->args, plan, sizeof plan);
+        if (!r->tune && variants[v] < r->cublas_id) {
+            select_variant(r, bc, d, variants[v]);
+            tb_kernel_describe_plan((tb_kernel_id)variants[v], &r->args, plan, sizeof plan);
         }
         fprintf(stderr, "[kernels] %s %s %s: %.3f ms (median of %d), %.1f GFLOP/s, rel.err %.1e, %s%s%s\n",
                 bc->shape, bc->op, row->variant, row->ms, row->reps, row->gflops, row->error,
@@ -305,25 +305,30 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
 
         CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, r->stream));
         CUDA_CHECK(cudaStreamSynchronize(r->stream));
+        /* The variants this GPU and build offer (the tensor-core rung needs sm_90a), cuBLAS last. */
+        int *variants = bench_xmalloc(sizeof *variants * (size_t)(r->cublas_id + 1)), count = 0;
+        for (int v = 0; v <= r->cublas_id; v++)
+            if (r->tune || v != TB_KERNEL_TF32X3 || tb_tf32x3_supported())
+                variants[count++] = v;
         /* Adding a row may move the table: the case's rows are added first, then pointed to. */
-        const int count = r->cublas_id + 1;
         bench_row **rows = bench_xmalloc(sizeof *rows * (size_t)count);
         for (int v = 0; v < count; v++) {
             char name[sizeof t->rows->variant];
-            variant_name(r, v, name, sizeof name);
+            variant_name(r, variants[v], name, sizeof name);
             bench_table_add(t, &bc, name);
         }
         for (int v = 0; v < count; v++) {
             rows[v] = &t->rows[first + (size_t)v];
             if (r->fatal)
                 fail(rows[v], "not run: CUDA context lost");
-            if (r->fatal || check_variant(r, &bc, &d, v, rows[v]) != 0)
+            if (r->fatal || check_variant(r, &bc, &d, variants[v], rows[v]) != 0)
                 rows[v]->ms = -1.0;
         }
-        time_variants(r, o, &bc, &d, rows, count);
+        time_variants(r, o, &bc, &d, rows, variants, count);
         free(rows);
+        free(variants);
         /* The ratios of this case are to cuBLAS's row, the last. */
-        const bench_row *cublas = &t->rows[first + (size_t)r->cublas_id];
+        const bench_row *cublas = &t->rows[first + (size_t)count - 1];
         if (cublas->gflops > 0.0)
             for (size_t j = first; j < t->len; j++)
                 t->rows[j].ratio = t->rows[j].gflops / cublas->gflops;

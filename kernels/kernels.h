@@ -43,6 +43,7 @@ typedef enum tb_kernel_id {
     TB_KERNEL_TILED32,   /* the same with 32x32 tiles */
     TB_KERNEL_REGTILE,   /* block tile, a register tile per thread, float4, double buffer */
     TB_KERNEL_MULTISTAGE, /* warp tiles fed by a ring of cp.async stages (sm_80+) */
+    TB_KERNEL_TF32X3,    /* FP32-accurate on the tensor cores: 3xTF32 with wgmma (sm_90a only; see below) */
     TB_KERNEL_BEST,      /* not a rung: per call, the fastest of regtile and multistage (best.c) */
     TB_KERNEL_COUNT
 } tb_kernel_id;
@@ -69,6 +70,7 @@ cudaError_t tb_launch_tiled16(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_tiled32(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_regtile(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_multistage(const tb_gemm_args *args, cudaStream_t stream);
+cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t stream);
 cudaError_t tb_launch_best(const tb_gemm_args *args, cudaStream_t stream);
 int64_t tb_best_workspace_floats(const tb_gemm_args *args);
 void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size);
@@ -76,6 +78,17 @@ void tb_best_describe_plan(const tb_gemm_args *args, char *text, size_t size);
  * and the longest chain of products one launch's plan sums for an element of C. */
 int64_t tb_best_slice_depth(const tb_gemm_args *args);
 int64_t tb_best_planned_chain(const tb_gemm_args *args);
+
+/*
+ * The tensor-core rung needs its workspace (the operands split into hi and lo parts) and an sm_90a
+ * GPU: without either, or in a build without the sm_90a target, it returns cudaErrorNotSupported
+ * and computes nothing. Its error bound is the FP32 rungs' plus about 2^-20 |alpha| (|op(A)| |op(B)|).
+ */
+int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args);
+/* Whether the rung runs on the current device: built for sm_90a, a compute capability 9.0 GPU, a driver
+ * with tensor maps. */
+int tb_tf32x3_supported(void);
+void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 
 /* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */
 double tb_regtile_predicted_seconds(const tb_gemm_args *args);

@@ -15,6 +15,7 @@ static const struct {
     [TB_KERNEL_REGTILE] = {"regtile", tb_launch_regtile, tb_regtile_workspace_floats, tb_regtile_describe_plan},
     [TB_KERNEL_MULTISTAGE] = {"multistage", tb_launch_multistage, tb_multistage_workspace_floats,
                               tb_multistage_describe_plan},
+    [TB_KERNEL_TF32X3] = {"tf32x3", tb_launch_tf32x3, tb_tf32x3_workspace_floats, tb_tf32x3_describe_plan},
     [TB_KERNEL_BEST] = {"best", tb_launch_best, tb_best_workspace_floats, tb_best_describe_plan},
 };
 

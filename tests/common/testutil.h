@@ -2,8 +2,10 @@
  * Shared test machinery: a seeded generator, matrices stored with padding and
  * guard zones full of a sentinel NaN, the call under test (tiledblas's
  * cblas_sgemm), a pass/fail tally and the element-wise SGEMM error check
- *     |C - C_ref| <= TB_BOUND_FACTOR * (K + 2) * FLT_EPSILON
- *                    * (|alpha| * (|op(A)| |op(B)|)_ij + |beta| * |C0_ij|).
+ *     |C - C_ref| <= (TB_BOUND_FACTOR * (K + 2) * FLT_EPSILON + tensor)
+ *                    * (|alpha| * (|op(A)| |op(B)|)_ij + |beta| * |C0_ij|),
+ * tensor = TB_TENSOR_SPLIT_ERROR where the tensor-core rung computes
+ * (TILEDBLAS_KERNEL=tf32x3), else 0.
  * Layout and transpose values are the CBLAS ones (101/102, 111/112/113).
  */
 #ifndef TB_TESTUTIL_H
@@ -26,6 +28,13 @@ extern const int tb_transposes[3];
 /* Sentinel elements placed before and after every stored block. */
 #define TB_GUARD 16
 #define TB_BOUND_FACTOR 2.0
+/*
+ * What 3xTF32 adds to an FP32 SGEMM's error, relative to |a||b| per product: the
+ * dropped a_lo*b_lo and the rounding of the two lo parts, each under 2^-22, and the
+ * truncating sums of the tensor cores within one 32-deep slice (12 steps of about
+ * 2^-23): under 4 * 2^-20 in all.
+ */
+#define TB_TENSOR_SPLIT_ERROR 0x1p-18
 
 /* splitmix64: small, fast, good enough for test data. */
 typedef struct tb_rng {

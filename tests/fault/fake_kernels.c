@@ -13,7 +13,7 @@
 #define SPLIT_MIN_K 16
 #define SPLITS 2
 
-static const char *const names[TB_KERNEL_COUNT] = {"naive", "tiled16", "tiled32", "regtile", "multistage", "best"};
+static const char *const names[TB_KERNEL_COUNT] = {"naive", "tiled16", "tiled32", "regtile", "multistage", "tf32x3", "best"};
 
 const char *tb_kernel_name(tb_kernel_id id)
 {
