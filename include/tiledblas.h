@@ -114,6 +114,20 @@ typedef enum { TILEDBLAS_DEVICE_AUTO = 0, TILEDBLAS_DEVICE_GPU = 1, TILEDBLAS_DE
 TILEDBLAS_API int tiledblas_set_device(tiledblas_device device);
 TILEDBLAS_API tiledblas_device tiledblas_get_device(void);
 
+/*
+ * How SGEMM computes on the GPU, for every thread of the process: FP32 (the
+ * default: FP32 fused multiply-adds, as the CPU BLAS computes) or tensor (the
+ * tensor cores, each operand split into two TF32 parts, three products per
+ * step: FP32-level accuracy, not bit for bit FP32; see the README for its
+ * bound). Tensor math needs a build for sm_90a and a GPU of compute
+ * capability 9.0; elsewhere calls use FP32, with one warning. TILEDBLAS_MATH
+ * (fp32 or tensor) sets it at start-up; calls on the CPU are FP32 either way.
+ */
+typedef enum { TILEDBLAS_MATH_FP32 = 0, TILEDBLAS_MATH_TENSOR = 1 } tiledblas_math;
+/* Returns the previous setting; an unknown value changes nothing and returns -1. */
+TILEDBLAS_API int tiledblas_set_math(tiledblas_math math);
+TILEDBLAS_API tiledblas_math tiledblas_get_math(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -80,6 +80,14 @@ static void read_environment(void)
             tb_warn("ignoring TILEDBLAS_DEVICE=%s (expected auto, gpu or cpu)", device);
     }
 
+    const char *math = tb_env("TILEDBLAS_MATH");
+    if (math && *math) {
+        if (strcasecmp(math, "tensor") == 0)
+            atomic_store(&config.math, TILEDBLAS_MATH_TENSOR);
+        else if (strcasecmp(math, "fp32") != 0)
+            tb_warn("ignoring TILEDBLAS_MATH=%s (expected fp32 or tensor)", math);
+    }
+
     config.verbose = env_count("TILEDBLAS_VERBOSE", 0, MOST_VERBOSE);
 
     const char *kernel = tb_env("TILEDBLAS_KERNEL");
@@ -105,4 +113,10 @@ tiledblas_device tb_config_set_device(tiledblas_device device)
 {
     pthread_once(&config_once, read_environment); /* the environment must not overwrite it later */
     return (tiledblas_device)atomic_exchange(&config.device, (int)device);
+}
+
+tiledblas_math tb_config_set_math(tiledblas_math math)
+{
+    pthread_once(&config_once, read_environment);
+    return (tiledblas_math)atomic_exchange(&config.math, (int)math);
 }

@@ -9,6 +9,7 @@
 
 typedef struct tb_config {
     atomic_int device;    /* tiledblas_device; tiledblas_set_device changes it while other threads call */
+    atomic_int math;      /* tiledblas_math; tiledblas_set_math changes it while other threads call */
     int verbose;          /* 0 silent, 1 summary at exit, 2 one line per call, 3 and the pipeline's stages */
     char kernel[32];      /* TILEDBLAS_KERNEL as given, resolved by the GPU layer; "": the default */
     double gpu_min_flops; /* auto: smaller 2*m*n*k stay on the CPU without consulting the cost model */
@@ -28,5 +29,7 @@ TB_TINY_PATH const tb_config *tb_config_get(void);
 const char *tb_env(const char *name);
 /* Sets the path for calls on host memory (config->device); returns the previous one. */
 tiledblas_device tb_config_set_device(tiledblas_device device);
+/* Sets the GPU's math (config->math); returns the previous one. */
+tiledblas_math tb_config_set_math(tiledblas_math math);
 
 #endif /* TILEDBLAS_CORE_CONFIG_H */

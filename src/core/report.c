@@ -49,8 +49,8 @@ void tb_warn(const char *fmt, ...)
     fprintf(stderr, "tiledblas: warning: %s\n", line);
 }
 
-void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, const char *reason, double start,
-                     int verbose)
+void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, int tensor, const char *reason,
+                     double start, int verbose)
 {
     const double gflop = 2e-9 * call->m * call->n * call->k;
     pthread_once(&fork_handler_once, register_fork_handler);
@@ -63,11 +63,11 @@ void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, c
     const int trans_a = swapped ? call->trans_b : call->trans_a, trans_b = swapped ? call->trans_a : call->trans_b;
     /* ConjTrans shows as 'T' (real data). */
     fprintf(stderr,
-            "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s "
+            "tiledblas: sgemm api=%s layout=%s trans=%c%c M=%d N=%d K=%d path=%s reason=%s math=%s "
             "time=%.3fms %.2f GFLOP/s\n",
             origin->api, swapped ? "row" : "col", trans_a ? 'T' : 'N', trans_b ? 'T' : 'N',
             swapped ? call->n : call->m, swapped ? call->m : call->n, call->k, on_gpu ? "gpu" : "cpu", reason,
-            seconds * 1e3, seconds > 0 ? gflop / seconds : 0.0);
+            on_gpu && tensor ? "tensor" : "fp32", seconds * 1e3, seconds > 0 ? gflop / seconds : 0.0);
 }
 
 tb_totals tb_report_totals(void)

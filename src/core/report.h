@@ -18,15 +18,18 @@ void tb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
             tb_warn(__VA_ARGS__);                               \
     } while (0)
 
-/* Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (start: the clock then). */
-void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, const char *reason, double start,
-                     int verbose);
+/*
+ * Accounts the call and, at TILEDBLAS_VERBOSE=2, prints its trace line (start: the clock then;
+ * tensor: the GPU computed it on the tensor cores, else in FP32).
+ */
+void tb_account_call(const tb_call *call, const tb_origin *origin, int on_gpu, int tensor, const char *reason,
+                     double start, int verbose);
 /* tb_account_call at TILEDBLAS_VERBOSE >= 1; inline, so that a silent call pays one comparison. */
 static inline void tb_report_call(const tb_config *config, const tb_call *call, const tb_origin *origin, int on_gpu,
-                                  const char *reason, double start)
+                                  int tensor, const char *reason, double start)
 {
     if (config->verbose > 0)
-        tb_account_call(call, origin, on_gpu, reason, start, config->verbose);
+        tb_account_call(call, origin, on_gpu, tensor, reason, start, config->verbose);
 }
 
 /* The calls this process accounted so far (a forked child: since the fork) and their GFLOP, per path:

@@ -32,3 +32,15 @@ tiledblas_device tiledblas_get_device(void)
 {
     return (tiledblas_device)atomic_load(&tb_config_get()->device);
 }
+
+int tiledblas_set_math(tiledblas_math math)
+{
+    if (math != TILEDBLAS_MATH_FP32 && math != TILEDBLAS_MATH_TENSOR)
+        return -1;
+    return (int)tb_config_set_math(math);
+}
+
+tiledblas_math tiledblas_get_math(void)
+{
+    return (tiledblas_math)atomic_load(&tb_config_get()->math);
+}

@@ -38,7 +38,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
 {
     const double start = config->verbose >= 2 ? tb_seconds_now() : 0.0;
     if (call->m == 0 || call->n == 0) {
-        tb_report_call(config, call, origin, 0, "empty", start);
+        tb_report_call(config, call, origin, 0, 0, "empty", start);
         return;
     }
     /* Reference rule: alpha == 0 or K == 0 only scales C; A and B are not read. */
@@ -70,7 +70,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
         reason = "device-pointers";
     } else if (!reads_ab) {
         tb_scale_c_host(call);
-        tb_report_call(config, call, origin, 0, "scale-only", start);
+        tb_report_call(config, call, origin, 0, 0, "scale-only", start);
         return;
     } else if (after_exit) {
         use_gpu = 0;
@@ -95,13 +95,14 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     }
     const double measure_start = choice.measure_class >= 0 ? tb_seconds_now() : 0.0;
 
-    int on_gpu = 0;
+    int on_gpu = 0, tensor = 0;
     if (use_gpu) {
         tb_gpu_progress done;
         const tb_gpu_status status = resident && where.device != tb_gpu_device()
                                          ? tb_gpu_sgemm_on(where.device, call, resident, &done)
                                          : tb_gpu_sgemm(call, resident, where.pinned, &done);
         on_gpu = status == TB_GPU_OK;
+        tensor = done.tensor;
         /* CUDA shut down under the call of a thread the exiting one races: the call ends here, neither
          * computed on the CPU (whose BLAS the exit may be tearing down) nor reported. */
         if (status == TB_GPU_SHUTDOWN && !after_exit)
@@ -135,7 +136,7 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
     /* A failed GPU call counts against the GPU, fallback included: its class turns away. */
     if (choice.measure_class >= 0)
         tb_auto_measured(&choice, measure_start, use_gpu && !on_gpu);
-    tb_report_call(config, call, origin, on_gpu, reason, start);
+    tb_report_call(config, call, origin, on_gpu, tensor, reason, start);
 }
 
 void tb_sgemm(const tb_call *call, const tb_origin *origin)

@@ -36,6 +36,7 @@ typedef struct {
     size_t max_pitch;
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     int stream_ordered;          /* cudaMallocAsync works here */
+    int tensor;                  /* the tensor-core rung runs here (tb_tf32x3_supported) */
     cudaStream_t stream;         /* the direct path's, on the first lane */
 } device_state;
 
@@ -123,6 +124,7 @@ static cudaError_t make_device(device_state *state, int device)
         return status;
     state->max_pitch = (size_t)pitch;
     state->stream_ordered = pools != 0;
+    state->tensor = tb_tf32x3_supported();
     /* Up to a quarter of the device stays allocated between calls, both lanes together; more (an
      * out-of-core call takes nearly all of it) would starve the application's own allocations. */
     state->kept_workspace_bytes = total_bytes / 4;
@@ -336,6 +338,17 @@ int tb_gpu_device(void)
 
 int tb_gpu_kernel(void)
 {
+    return gpu.kernel;
+}
+
+int tb_gpu_call_kernel(void)
+{
+    if (atomic_load_explicit(&tb_config_get()->math, memory_order_relaxed) != TILEDBLAS_MATH_TENSOR)
+        return gpu.kernel;
+    if (current_device()->tensor)
+        return TB_KERNEL_TF32X3;
+    TB_WARN_ONCE("TILEDBLAS_MATH=tensor: this GPU has no tensor-core path (it needs a build for sm_90a and "
+                 "a GPU of compute capability 9.0); calls compute in FP32");
     return gpu.kernel;
 }
 

@@ -12,6 +12,9 @@
 void tb_gpu_disable(const char *what, cudaError_t status);
 /* The kernel of the ladder calls run with: TILEDBLAS_KERNEL, else the default (valid once usable). */
 int tb_gpu_kernel(void);
+/* The kernel a call starting now runs with on its device: the tensor-core rung where the math asks for
+ * it (TILEDBLAS_MATH, tiledblas_set_math) and the device has it, else tb_gpu_kernel(). */
+int tb_gpu_call_kernel(void);
 
 /*
  * --- Each of the getters below answers for the device the calling thread's

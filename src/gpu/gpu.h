@@ -64,6 +64,7 @@ const char *tb_gpu_refusal(int device);
 typedef struct tb_gpu_progress {
     int64_t rows_done, block_rows, cols_done;
     int c_unknown, c_written;
+    int tensor; /* the call ran (or was to run) on the tensor cores */
 } tb_gpu_progress;
 
 /* Runs the call with the configured kernel; operands named in `resident` are used in place, those

@@ -16,6 +16,7 @@
 #include "gpu/device.h"
 #include "gpu/direct.h"
 #include "gpu/fault.h"
+#include "kernels.h"
 #include "gpu/gpu.h"
 
 tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident, tb_gpu_progress *progress)
@@ -27,13 +28,15 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     tb_fault fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status);
     int launched = 0;
     if (status == cudaSuccess) {
-        status = tb_direct_sgemm(call, resident, tb_gpu_kernel(), &launched);
+        const int kernel = tb_gpu_call_kernel();
+        progress->tensor = kernel == TB_KERNEL_TF32X3;
+        status = tb_direct_sgemm(call, resident, kernel, &launched);
         fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status); /* asked on that device */
         tb_gpu_leave_device();
     }
     const tb_gpu_status result = tb_gpu_status_of(fault);
     if (fault == TB_FAULT_NONE) {
-        *progress = (tb_gpu_progress){.rows_done = call->m};
+        *progress = (tb_gpu_progress){.rows_done = call->m, .tensor = progress->tensor};
     } else if (fault == TB_FAULT_CONTEXT) {
         tb_gpu_device_failed(device, status); /* the caller's one warning gives its reason */
     }

@@ -21,6 +21,7 @@
 #include "gpu/memory.h"
 #include "gpu/pipeline.h"
 #include "gpu/staged.h"
+#include "kernels.h"
 
 static int is_large(const tb_call *call)
 {
@@ -258,7 +259,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     *progress = (tb_gpu_progress){.block_rows = call->m};
     if (tb_fault_shutting_down())
         return TB_GPU_SHUTDOWN;
-    const int kernel = tb_gpu_kernel();
+    const int kernel = tb_gpu_call_kernel();
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
@@ -271,8 +272,9 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     if (fault == TB_FAULT_NONE)
         fault = resident ? run_resident(call, resident, kernel, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
+    progress->tensor = kernel == TB_KERNEL_TF32X3;
     if (fault == TB_FAULT_NONE) {
-        *progress = (tb_gpu_progress){.rows_done = call->m};
+        *progress = (tb_gpu_progress){.rows_done = call->m, .tensor = kernel == TB_KERNEL_TF32X3};
         /* C is complete: a failure to release memory concerns later calls only. */
         if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
             tb_gpu_disable("CUDA error", status);

@@ -1,7 +1,10 @@
 /*
  * tiledblas_set_device / tiledblas_get_device: the start-up value comes from
  * TILEDBLAS_DEVICE (ctest sets cpu), unknown values change nothing, and each
- * setting sends the next call where it says. The path taken is read from the
+ * setting sends the next call where it says. tiledblas_set_math /
+ * tiledblas_get_math likewise, from TILEDBLAS_MATH (ctest sets tensor): a call
+ * on the GPU names its math in the trace, tensor where the GPU has the
+ * tensor-core path, else FP32 with one warning. The path taken is read from the
  * per-call trace (ctest sets TILEDBLAS_VERBOSE=2), caught by pointing stderr
  * at a file; every result is also checked against the reference. Last, one
  * thread flips the setting while others call, and every result must hold.
@@ -65,6 +68,14 @@ static char *traced(void (*calls)(tb_rng *), tb_rng *rng)
     fclose(sink);
     fputs(text, stderr); /* shown in the test log as well */
     return text;
+}
+
+static void two_maths(tb_rng *rng)
+{
+    tiledblas_set_math(TILEDBLAS_MATH_TENSOR);
+    call_with(TILEDBLAS_DEVICE_GPU, 192, rng);
+    tiledblas_set_math(TILEDBLAS_MATH_FP32);
+    call_with(TILEDBLAS_DEVICE_GPU, 192, rng);
 }
 
 static void three_paths(tb_rng *rng)
@@ -139,6 +150,13 @@ int main(void)
     tb_rng rng;
     tb_rng_seed(&rng, 5);
 
+    expect(tiledblas_get_math() == TILEDBLAS_MATH_TENSOR, "TILEDBLAS_MATH=tensor is the start-up setting");
+    expect(tiledblas_set_math(TILEDBLAS_MATH_FP32) == TILEDBLAS_MATH_TENSOR, "set math returns the previous setting");
+    expect(tiledblas_get_math() == TILEDBLAS_MATH_FP32, "get math returns what was set");
+    expect(tiledblas_set_math((tiledblas_math)2) == -1, "an unknown math is refused");
+    expect(tiledblas_set_math((tiledblas_math)-1) == -1, "a negative math is refused");
+    expect(tiledblas_get_math() == TILEDBLAS_MATH_FP32, "a refused math changes nothing");
+
     expect(tiledblas_get_device() == TILEDBLAS_DEVICE_CPU, "TILEDBLAS_DEVICE=cpu is the start-up setting");
     expect(tiledblas_set_device(TILEDBLAS_DEVICE_GPU) == TILEDBLAS_DEVICE_CPU, "set returns the previous setting");
     expect(tiledblas_get_device() == TILEDBLAS_DEVICE_GPU, "get returns what was set");
@@ -154,6 +172,18 @@ int main(void)
            gpu ? "gpu: the call runs on the GPU, forced" : "gpu without one: the CPU, and why");
     expect(count_of(text, "warning") == (gpu ? 0u : 1u),
            gpu ? "no warning with a GPU" : "one warning when the forced GPU is missing");
+    expect(call_line_has(text, 0, "math=fp32"), "the CPU computes in FP32");
+    free(text);
+
+    text = traced(two_maths, &rng);
+    const int tensor_path = call_line_has(text, 0, "path=gpu reason=forced math=tensor");
+    expect(gpu ? tensor_path || (call_line_has(text, 0, "path=gpu reason=forced math=fp32") &&
+                                 count_of(text, "TILEDBLAS_MATH=tensor") == 1)
+               : call_line_has(text, 0, "path=cpu reason=no-gpu math=fp32"),
+           "tensor math: the tensor cores where the GPU has them, else FP32 with one warning");
+    expect(call_line_has(text, 1, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
+           "fp32 math: FP32");
+    printf("tensor math on this machine: %s\n", tensor_path ? "the tensor cores" : "not offered");
     free(text);
 
     caller callers[CALLERS];

@@ -259,7 +259,9 @@ size_t tb_check_case(const tb_gemm_case *gc, const tb_gemm_operands *ops,
                      const tb_matrix *got, const tb_matrix *ref, const char *label)
 {
     const char *kernel = getenv("TILEDBLAS_KERNEL");
-    const double tensor = kernel && strcmp(kernel, "tf32x3") == 0 ? TB_TENSOR_SPLIT_ERROR : 0.0;
+    const double tensor = (kernel && strcmp(kernel, "tf32x3") == 0) || tiledblas_get_math() == TILEDBLAS_MATH_TENSOR
+                              ? TB_TENSOR_SPLIT_ERROR
+                              : 0.0;
     const double scale = TB_BOUND_FACTOR * (gc->k + 2.0) * FLT_EPSILON + tensor;
     const double abs_alpha = fabs((double)gc->alpha), abs_beta = fabs((double)gc->beta);
     size_t problems = 0;

@@ -4,8 +4,8 @@
  * cblas_sgemm), a pass/fail tally and the element-wise SGEMM error check
  *     |C - C_ref| <= (TB_BOUND_FACTOR * (K + 2) * FLT_EPSILON + tensor)
  *                    * (|alpha| * (|op(A)| |op(B)|)_ij + |beta| * |C0_ij|),
- * tensor = TB_TENSOR_SPLIT_ERROR where the tensor-core rung computes
- * (TILEDBLAS_KERNEL=tf32x3), else 0.
+ * tensor = TB_TENSOR_SPLIT_ERROR where the tensor-core rung may compute
+ * (TILEDBLAS_KERNEL=tf32x3, or the math set to tensor), else 0.
  * Layout and transpose values are the CBLAS ones (101/102, 111/112/113).
  */
 #ifndef TB_TESTUTIL_H

@@ -13,7 +13,8 @@
 #define SPLIT_MIN_K 16
 #define SPLITS 2
 
-static const char *const names[TB_KERNEL_COUNT] = {"naive", "tiled16", "tiled32", "regtile", "multistage", "tf32x3", "best"};
+static const char *const names[TB_KERNEL_COUNT] = {"naive",      "tiled16", "tiled32", "regtile",
+                                                   "multistage", "tf32x3",  "best"};
 
 const char *tb_kernel_name(tb_kernel_id id)
 {
@@ -26,6 +27,12 @@ int tb_kernel_from_name(const char *name)
         if (strcmp(name, names[id]) == 0)
             return id;
     return -1;
+}
+
+/* The simulated GPU has no tensor-core rung: there TILEDBLAS_MATH=tensor computes in FP32. */
+int tb_tf32x3_supported(void)
+{
+    return 0;
 }
 
 int64_t tb_kernel_workspace_floats(tb_kernel_id id, const tb_gemm_args *args)
