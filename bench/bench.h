@@ -22,7 +22,7 @@ extern "C" {
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4
 
-typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE, BENCH_POLICY } bench_mode;
+typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE, BENCH_POLICY, BENCH_API } bench_mode;
 
 typedef struct bench_shape {
     int64_t m, n, k;
@@ -126,18 +126,20 @@ void bench_host_check(bench_row *row, bench_sgemm_fn sgemm, const bench_case *bc
 /* OpenBLAS's cblas_sgemm from $OPENBLAS_LIB, else libopenblas.so.0 (prints what it is), or NULL. */
 bench_sgemm_fn bench_load_openblas(void **handle);
 
-/* kernels_mode.c, e2e_mode.c, timeline_mode.c and policy_mode.c: print the mode's header lines, then fill the
+/* kernels_mode.c, e2e_mode.c, timeline_mode.c, policy_mode.c and api_mode.c: print the mode's header lines, then fill the
  * table; return 0, or an exit code when the run could not go on (a message
  * has been printed). */
 int bench_kernels(const bench_opts *o, bench_table *t);
 int bench_e2e(const bench_opts *o, bench_table *t);
 int bench_timeline(const bench_opts *o, bench_table *t);
 int bench_policy(const bench_opts *o, bench_table *t);
+int bench_api(const bench_opts *o, bench_table *t);
 
 /* reference.cu: the FP64 reference and the comparison, on the device. */
 typedef struct bench_err {
     double diff2, ref2;           /* sums of (c - ref)^2 and ref^2 over finite c */
     unsigned long long nonfinite; /* NaN or Inf in c: unwritten or broken */
+    double max_relative;          /* the largest |c - ref| / (|ref| + 1e-3) over finite c */
 } bench_err;
 
 /* ref = alpha * op(A) * op(B) + beta * C in double, C read from args->c. */

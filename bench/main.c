@@ -5,6 +5,7 @@
  *   --e2e      libtiledblas's cblas_sgemm and OpenBLAS's on host memory
  *   --timeline the stages of one host-to-host call, each timed alone
  *   --policy   auto mode against the GPU and OpenBLAS forced, interleaved in one process
+ *   --api      cblas_sgemm on device pointers against cublasSgemm, call to completion
  *
  * Prints the setup first and the results table last; --csv writes the rows
  * that bench/suite.sh gathers and bench/report.py turns into
@@ -26,7 +27,7 @@
 #include "bench.h"
 
 static const char usage[] =
-    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline | --policy] [options]\n"
+    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline | --policy | --api] [options]\n"
     "\n"
     "  --kernels          time every kernel of the ladder and cuBLAS on device memory\n"
     "                     (the default), with each planned kernel's plan; needs a\n"
@@ -45,8 +46,15 @@ static const char usage[] =
     "                     each of auto, the GPU and OpenBLAS (tiledblas_set_device),\n"
     "                     in changing orders (at least six rounds); ratios to the\n"
     "                     faster forced path, and how many cases reach 0.95\n"
+    "  --api              time cblas_sgemm of libtiledblas on device pointers against\n"
+    "                     cublasSgemm, each from the call to C final (wall clock),\n"
+    "                     in turns; error: largest |c - ref| / (|ref| + 1e-3); needs a\n"
+    "                     GPU, else exits 77\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
     "                     call [1024,2048,4096]\n"
+    "  --random N         N shapes with each dimension drawn uniformly from 100 .. 5000\n"
+    "                     (a fixed seed: the same shapes every run), after the --sizes\n"
+    "                     given, or in place of the default ones\n"
     "  --trans LIST       comma-separated transposes of A and B: NN,NT,TN,TT [NN]\n"
     "  --layout row|col   storage order of the CBLAS call [row]\n"
     "  --beta X           C = op(A) op(B) + X C (alpha is 1) [0]; --e2e with X != 0\n"
@@ -70,7 +78,7 @@ static const char usage[] =
     "detection picks an older core than the CPU supports, set OPENBLAS_CORETYPE\n"
     "(bench/suite.sh does).\n"
     "Exit status: 0 all checks passed, 1 a check or run failed, 2 bad usage,\n"
-    "77 skipped (no usable GPU for --kernels or --timeline, no OpenBLAS for --e2e or\n"
+    "77 skipped (no usable GPU for --kernels, --timeline or --api, no OpenBLAS for --e2e or\n"
     "--policy).\n";
 
 static int bad_usage(const char *what, const char *arg)
@@ -113,6 +121,25 @@ static int parse_shapes(const char *arg, bench_opts *o)
     }
 }
 
+/*
+ * `count` shapes from the fixed-seed generator after the first `keep` of o's: each dimension
+ * uniform in 100 .. 5000, the off-list shapes a tuning table never sees. -1: no room.
+ */
+static int add_random_shapes(bench_opts *o, int keep, int count)
+{
+    if (keep + count > BENCH_MAX_SHAPES)
+        return -1;
+    uint64_t state = 0x5eed;
+    o->nshapes = keep;
+    for (int i = 0; i < count; i++) {
+        int64_t dims[3];
+        for (int d = 0; d < 3; d++)
+            dims[d] = 100 + (int64_t)(bench_hash(state++) % 4901);
+        o->shapes[o->nshapes++] = (bench_shape){dims[0], dims[1], dims[2]};
+    }
+    return 0;
+}
+
 static int is_trans_letter(char c)
 {
     return c == 'N' || c == 'T';
@@ -145,7 +172,8 @@ static int parse_count(const char *v, long lo, long hi)
 static int takes_value(const char *opt)
 {
     static const char *const with_value[] = {"--sizes", "--trans", "--layout", "--beta",
-                                             "--reps",  "--csv",   "--nvblas", "--threads", "--warm"};
+                                             "--reps",  "--csv",   "--nvblas", "--threads", "--warm",
+                                             "--random"};
     for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
         if (!strcmp(opt, with_value[i]))
             return 1;
@@ -165,7 +193,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
     o->row_major = 1;
     o->reps = 20;
     o->warm_ms = 1.0;
-    int warm_given = 0;
+    int warm_given = 0, sizes_given = 0, random_shapes = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -187,12 +215,18 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->mode = BENCH_TIMELINE;
         } else if (!strcmp(opt, "--policy")) {
             o->mode = BENCH_POLICY;
+        } else if (!strcmp(opt, "--api")) {
+            o->mode = BENCH_API;
         } else if (!strcmp(opt, "--no-openblas")) {
             o->no_openblas = 1;
         } else if (!strcmp(opt, "--nvblas")) {
             o->nvblas = argv[++i];
         } else if (!strcmp(opt, "--sizes")) {
             rc = parse_shapes(argv[++i], o);
+            sizes_given = 1;
+        } else if (!strcmp(opt, "--random")) {
+            if ((random_shapes = parse_count(argv[++i], 1, BENCH_MAX_SHAPES)) < 0)
+                return bad_usage("bad --random (1 .. 64)", argv[i]);
         } else if (!strcmp(opt, "--trans")) {
             rc = parse_trans(argv[++i], o);
         } else if (!strcmp(opt, "--layout")) {
@@ -225,6 +259,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
         if (rc)
             return rc;
     }
+    if (random_shapes && add_random_shapes(o, sizes_given ? o->nshapes : 0, random_shapes) != 0)
+        return bad_usage("too many shapes (at most 64 with --random)", "--random");
     if (o->threads && o->mode != BENCH_E2E)
         return bad_usage("--threads needs --e2e", "--threads");
     if (o->no_openblas && o->mode != BENCH_E2E && o->mode != BENCH_POLICY)
@@ -279,14 +315,14 @@ static void print_header(int argc, char **argv, const char *gpu)
 
 static void print_table(const bench_opts *o, const bench_table *t)
 {
-    const int kernels = o->mode == BENCH_KERNELS;
+    const int kernels = o->mode == BENCH_KERNELS, api = o->mode == BENCH_API;
     printf("\n%-16s %-7s %-16s %10s %10s %11s %9s  %s\n", "shape", "op", "variant", "ms",
            "GFLOP/s",
-           kernels                     ? "vs cuBLAS"
+           kernels || api              ? "vs cuBLAS"
            : o->mode == BENCH_TIMELINE ? "of call"
            : o->mode == BENCH_POLICY   ? "vs faster"
                                        : "vs OpenBLAS",
-           kernels ? "rel.err" : "err/bound",
+           kernels ? "rel.err" : api ? "max.err" : "err/bound",
            "check");
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
@@ -310,7 +346,7 @@ static void write_csv(FILE *f, const bench_opts *o, const bench_table *t)
 {
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
-        static const char *const modes[] = {"kernels", "e2e", "timeline", "policy"};
+        static const char *const modes[] = {"kernels", "e2e", "timeline", "policy", "api"};
         fprintf(f, "%s,%s,%s,%s,%.6g,%.6g,%.6g,", modes[o->mode],
                 r->shape, r->op, r->variant, r->ms, r->gflops, r->ratio);
         if (!(r->error < 0.0)) /* NaN shows */
@@ -348,6 +384,7 @@ int main(int argc, char **argv)
     status = o.mode == BENCH_KERNELS  ? bench_kernels(&o, &t)
              : o.mode == BENCH_TIMELINE ? bench_timeline(&o, &t)
              : o.mode == BENCH_POLICY   ? bench_policy(&o, &t)
+             : o.mode == BENCH_API      ? bench_api(&o, &t)
                                         : bench_e2e(&o, &t);
     if (t.len) {
         print_table(&o, &t);

@@ -51,7 +51,7 @@ __device__ double warp_sum(double v)
 
 __global__ void compare_kernel(const float *c, const double *ref, size_t count, bench_err *acc)
 {
-    double diff2 = 0.0, ref2 = 0.0, bad = 0.0;
+    double diff2 = 0.0, ref2 = 0.0, bad = 0.0, most = 0.0;
     for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < count;
          e += (size_t)gridDim.x * blockDim.x) {
         const double r = ref[e];
@@ -62,15 +62,20 @@ __global__ void compare_kernel(const float *c, const double *ref, size_t count, 
         }
         const double d = (double)c[e] - r;
         diff2 += d * d;
+        most = fmax(most, fabs(d) / (fabs(r) + 1e-3));
     }
     /* One atomic per warp: at most a few thousand, next to millions of reads. */
     diff2 = warp_sum(diff2);
     ref2 = warp_sum(ref2);
     bad = warp_sum(bad);
+    for (int offset = 16; offset > 0; offset /= 2)
+        most = fmax(most, __shfl_xor_sync(0xffffffffu, most, offset));
     if (threadIdx.x % 32 == 0) {
         atomicAdd(&acc->diff2, diff2);
         atomicAdd(&acc->ref2, ref2);
         atomicAdd(&acc->nonfinite, (unsigned long long)bad);
+        /* Non-negative doubles order as their bit patterns do. */
+        atomicMax((unsigned long long *)&acc->max_relative, (unsigned long long)__double_as_longlong(most));
     }
 }
 

@@ -74,6 +74,7 @@ def read_rows(path):
         r["tflops"] = (number(r["gflops"]) or 0.0) / 1e3
         ratio = number(r["ratio"])
         r["ratio"] = ratio if ratio and ratio > 0 else None
+        r["error"] = number(r.get("error"))
     return rows
 
 
@@ -286,6 +287,10 @@ def section_method(d):
         "round starting one variant further on, so that clock and temperature drift fall on all of "
         "them alike; each variant gets up to 20 calls (fewer when a call is slow, about 2 s per "
         "variant); the median is reported.",
+        "- **Device pointers through the API** (`--api`): `cblas_sgemm` of libtiledblas on device "
+        "buffers and `cublasSgemm` on the same buffers, each timed with the wall clock from the call to "
+        "C final, in turns (each round swaps which goes first), median of up to 10 after a checked call "
+        "each; besides the listed shapes, 16 drawn at random with a fixed seed.",
         "- **Host to host** (`--e2e`): `cblas_sgemm` of libtiledblas as an application calls it, "
         "operands in ordinary (pageable) host memory, transfers included, timed with the wall clock "
         "around each call; median of up to 20 calls after a checked warm-up call (sampled elements "
@@ -413,6 +418,63 @@ def section_kernels(d):
                         "The fastest tile shape of each family (`tiledblas-bench --tune`): regtile, "
                         "multistage, and multistage with a stream-K tail. Cells: tile, TFLOP/s (× cuBLAS).",
                         "every tile shape", "tune", ["l", "l", "l", "l", "r"])
+    return lines
+
+
+def api_rows(d, step):
+    """Per shape: tiledblas and cuBLAS on device pointers, call to completion, and their errors."""
+    rows = []
+    for s in d.shapes(step, op="col NN"):
+        ours, theirs = d.one(step, "tiledblas", s, op="col NN"), d.one(step, "cublas", s, op="col NN")
+        errors = [val(ours, "error"), val(theirs, "error")]
+        error_ratio = errors[0] / errors[1] if None not in errors and errors[1] > 0 else None
+        rows.append([shape_name(s), fmt_ms(val(ours, "ms")), fmt_ms(val(theirs, "ms")),
+                     fmt_ratio(val(ours, "ratio")), fmt_error(errors[0]), fmt_error(errors[1]),
+                     fmt_ratio(error_ratio)])
+    return rows
+
+
+def fmt_error(e):
+    return "–" if e is None else f"{e:.1e}"
+
+
+def api_summary(d, step):
+    """The random set in one line: median and worst ratio to cuBLAS, the largest error ratio."""
+    pairs = []
+    for s in d.shapes(step, op="col NN"):
+        ours, theirs = d.one(step, "tiledblas", s, op="col NN"), d.one(step, "cublas", s, op="col NN")
+        if ours and theirs and ours["ratio"]:
+            e0, e1 = ours["error"], theirs["error"]
+            pairs.append((ours["ratio"], shape_name(s), e0 / e1 if e0 is not None and e1 else None))
+    if not pairs:
+        return []
+    ratios = sorted(p[0] for p in pairs)
+    worst = min(pairs)
+    median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+    error_ratios = [p[2] for p in pairs if p[2] is not None]
+    line = (f"Over the {len(pairs)} shapes drawn at random (each dimension uniform in 100..5000, a fixed seed): "
+            f"median {fmt_ratio(median)}× cuBLAS, worst {fmt_ratio(worst[0])}× ({worst[1]}), "
+            f"{sum(r < 0.85 for r in ratios)} below 0.85")
+    if error_ratios:
+        line += f"; the largest error against cuBLAS's: {fmt_ratio(max(error_ratios))}×"
+    return [line + ".", ""]
+
+
+def section_api(d):
+    lines = ["## cblas_sgemm on device pointers", ""]
+    if not (d.has("api") or d.has("api-random")):
+        return lines + [not_measured("cblas_sgemm on device pointers against cuBLAS", "bench"), ""]
+    head = ["M×N×K", "tiledblas ms", "cuBLAS ms", "× cuBLAS", "max error", "cuBLAS max error", "error ×"]
+    lines += ["`cblas_sgemm` of libtiledblas on device pointers against `cublasSgemm`, as an application "
+              "times them: the wall clock from the call to C final (cuBLAS: the call and its stream's "
+              "synchronisation), called in turns in one process, column-major NN, medians. Error: the "
+              "largest |c − c64| / (|c64| + 10⁻³) over C against an FP64 reference; `error ×`: "
+              "tiledblas's over cuBLAS's.", ""]
+    if d.has("api"):
+        lines += [table(head, api_rows(d, "api")), ""]
+    if d.has("api-random"):
+        lines += ["### Shapes drawn at random", ""] + api_summary(d, "api-random")
+        lines += [table(head, api_rows(d, "api-random")), ""]
     return lines
 
 
@@ -647,8 +709,8 @@ def performance_md(d, source):
              "CSV by `bench/report.py`. To measure your own machine, run the command under "
              "Experiment details.", ""]
     lines += headline(d)
-    for section in (section_method, section_details, section_kernels, section_e2e, section_timeline,
-                    section_policy):
+    for section in (section_method, section_details, section_kernels, section_api, section_e2e,
+                    section_timeline, section_policy):
         lines += section(d)
     while lines and lines[-1] == "":
         lines.pop()

@@ -12,7 +12,8 @@
 #                       bench     the kernel ladder at 1024..8192 against cuBLAS; cblas_sgemm
 #                                 host to host against OpenBLAS and NVBLAS (GPU and auto
 #                                 mode, beta = 1, pageable copies, copy threads, four
-#                                 threads at once); the stages of one call
+#                                 threads at once); the stages of one call; cblas_sgemm on
+#                                 device pointers against cuBLAS, listed and random shapes
 #                       policy    auto mode against OpenBLAS alone and the forced GPU,
 #                                 interleaved in one process, 16..16384 and skinny shapes,
 #                                 with OpenBLAS's threads spinning after a call and parked
@@ -120,7 +121,7 @@ failed=()  # steps that ran and failed
 not_run=() # steps not started
 # Every benchmark step in the order of bench.csv.
 all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12
-    e2e-threads timeline policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
+    e2e-threads timeline api api-random policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
     kernel-trans-col tune numpy)
 
 : >"$OUT/build.log"
@@ -452,6 +453,11 @@ if want bench; then
         --no-openblas --reps 10
     # Where the time of one call goes, stage by stage.
     bench timeline 10 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
+    # cblas_sgemm on device pointers against cublasSgemm as a user times them: the listed shapes, then
+    # shapes drawn at random (fixed seed), which no tuning table was made from.
+    bench api 30 -- --api --layout col --reps 10 \
+        --sizes 1000,1024,2048,4096,8192,4097x4095x4099,8192x128x8192,128x8192x8192
+    bench api-random 30 -- --api --layout col --reps 10 --random 16
 fi
 if want policy; then
     # The CPU time counters before and after: steal time shows a virtual host's CPUs taken away.
