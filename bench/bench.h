@@ -22,7 +22,14 @@ extern "C" {
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4
 
-typedef enum bench_mode { BENCH_KERNELS, BENCH_E2E, BENCH_TIMELINE, BENCH_POLICY, BENCH_API } bench_mode;
+typedef enum bench_mode {
+    BENCH_KERNELS,
+    BENCH_E2E,
+    BENCH_TIMELINE,
+    BENCH_POLICY,
+    BENCH_API,
+    BENCH_ACCURACY
+} bench_mode;
 
 typedef struct bench_shape {
     int64_t m, n, k;
@@ -60,7 +67,9 @@ typedef struct bench_row {
     double ms;     /* median over `reps` timed calls */
     double gflops; /* 2*M*N*K / time */
     double ratio;  /* vs cuBLAS (--kernels) or OpenBLAS (--e2e); 0: none */
-    double error;  /* rel. Frobenius error (--kernels), max error/bound (--e2e); <0: none */
+    double error;  /* rel. Frobenius error (--kernels), max error/bound (--e2e), largest error (--api,
+                      --accuracy); <0: none */
+    double error_median; /* --accuracy: the median error; <0: none */
     int reps;
     int failed;
     char status[80]; /* "ok", or "FAIL: " and why */
@@ -126,7 +135,7 @@ void bench_host_check(bench_row *row, bench_sgemm_fn sgemm, const bench_case *bc
 /* OpenBLAS's cblas_sgemm from $OPENBLAS_LIB, else libopenblas.so.0 (prints what it is), or NULL. */
 bench_sgemm_fn bench_load_openblas(void **handle);
 
-/* kernels_mode.c, e2e_mode.c, timeline_mode.c, policy_mode.c and api_mode.c: print the mode's header lines, then fill the
+/* kernels_mode.c, e2e_mode.c, timeline_mode.c, policy_mode.c, api_mode.c and accuracy_mode.c: print the mode's header lines, then fill the
  * table; return 0, or an exit code when the run could not go on (a message
  * has been printed). */
 int bench_kernels(const bench_opts *o, bench_table *t);
@@ -134,6 +143,7 @@ int bench_e2e(const bench_opts *o, bench_table *t);
 int bench_timeline(const bench_opts *o, bench_table *t);
 int bench_policy(const bench_opts *o, bench_table *t);
 int bench_api(const bench_opts *o, bench_table *t);
+int bench_accuracy(const bench_opts *o, bench_table *t);
 
 /* reference.cu: the FP64 reference and the comparison, on the device. */
 typedef struct bench_err {

@@ -161,7 +161,7 @@ bench_row *bench_table_add(bench_table *t, const bench_case *c, const char *vari
     }
     bench_row *r = &t->rows[t->len++];
     memset(r, 0, sizeof *r);
-    r->error = -1.0; /* not checked (yet) */
+    r->error = r->error_median = -1.0; /* not checked (yet) */
     snprintf(r->shape, sizeof r->shape, "%s", c->shape);
     snprintf(r->op, sizeof r->op, "%s", c->op);
     snprintf(r->variant, sizeof r->variant, "%s", variant);

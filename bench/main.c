@@ -6,6 +6,7 @@
  *   --timeline the stages of one host-to-host call, each timed alone
  *   --policy   auto mode against the GPU and OpenBLAS forced, interleaved in one process
  *   --api      cblas_sgemm on device pointers against cublasSgemm, call to completion
+ *   --accuracy the error of both maths against cuBLAS's SGEMM and TF32, on five kinds of input
  *
  * Prints the setup first and the results table last; --csv writes the rows
  * that bench/suite.sh gathers and bench/report.py turns into
@@ -27,7 +28,8 @@
 #include "bench.h"
 
 static const char usage[] =
-    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline | --policy | --api] [options]\n"
+    "usage: tiledblas-bench [--kernels | --tune | --e2e | --timeline | --policy | --api | --accuracy]\n"
+    "                       [options]\n"
     "\n"
     "  --kernels          time every kernel of the ladder and cuBLAS on device memory\n"
     "                     (the default), with each planned kernel's plan; needs a\n"
@@ -50,6 +52,10 @@ static const char usage[] =
     "                     cublasSgemm, each from the call to C final (wall clock),\n"
     "                     in turns; error: largest |c - ref| / (|ref| + 1e-3); needs a\n"
     "                     GPU, else exits 77\n"
+    "  --accuracy         the largest and median error against FP64 of cblas_sgemm on\n"
+    "                     device pointers in FP32 and tensor math, cublasSgemm and\n"
+    "                     cuBLAS's TF32, on uniform, normal, positive, exponent-spread\n"
+    "                     and Inf/NaN/subnormal inputs (column-major NN); needs a GPU\n"
     "  --sizes LIST       comma-separated N (for NxNxN) or MxNxK shapes of the CBLAS\n"
     "                     call [1024,2048,4096]\n"
     "  --random N         N shapes with each dimension drawn uniformly from 100 .. 5000\n"
@@ -78,7 +84,7 @@ static const char usage[] =
     "detection picks an older core than the CPU supports, set OPENBLAS_CORETYPE\n"
     "(bench/suite.sh does).\n"
     "Exit status: 0 all checks passed, 1 a check or run failed, 2 bad usage,\n"
-    "77 skipped (no usable GPU for --kernels, --timeline or --api, no OpenBLAS for --e2e or\n"
+    "77 skipped (no usable GPU for --kernels, --timeline, --api or --accuracy, no OpenBLAS for --e2e or\n"
     "--policy).\n";
 
 static int bad_usage(const char *what, const char *arg)
@@ -217,6 +223,8 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             o->mode = BENCH_POLICY;
         } else if (!strcmp(opt, "--api")) {
             o->mode = BENCH_API;
+        } else if (!strcmp(opt, "--accuracy")) {
+            o->mode = BENCH_ACCURACY;
         } else if (!strcmp(opt, "--no-openblas")) {
             o->no_openblas = 1;
         } else if (!strcmp(opt, "--nvblas")) {
@@ -322,7 +330,7 @@ static void print_table(const bench_opts *o, const bench_table *t)
            : o->mode == BENCH_TIMELINE ? "of call"
            : o->mode == BENCH_POLICY   ? "vs faster"
                                        : "vs OpenBLAS",
-           kernels ? "rel.err" : api ? "max.err" : "err/bound",
+           kernels ? "rel.err" : api || o->mode == BENCH_ACCURACY ? "max.err" : "err/bound",
            "check");
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
@@ -346,12 +354,15 @@ static void write_csv(FILE *f, const bench_opts *o, const bench_table *t)
 {
     for (size_t i = 0; i < t->len; i++) {
         const bench_row *r = &t->rows[i];
-        static const char *const modes[] = {"kernels", "e2e", "timeline", "policy", "api"};
+        static const char *const modes[] = {"kernels", "e2e", "timeline", "policy", "api", "accuracy"};
         fprintf(f, "%s,%s,%s,%s,%.6g,%.6g,%.6g,", modes[o->mode],
                 r->shape, r->op, r->variant, r->ms, r->gflops, r->ratio);
         if (!(r->error < 0.0)) /* NaN shows */
             fprintf(f, "%.3g", r->error);
-        fprintf(f, ",%d,\"%s\"\n", r->reps, r->status);
+        fprintf(f, ",%d,\"%s\",", r->reps, r->status);
+        if (!(r->error_median < 0.0))
+            fprintf(f, "%.3g", r->error_median);
+        fputc('\n', f);
     }
 }
 
@@ -377,7 +388,7 @@ int main(int argc, char **argv)
             perror(o.csv_path);
             return 1;
         }
-        fprintf(csv, "mode,shape,op,variant,median_ms,gflops,ratio,error,reps,status\n");
+        fprintf(csv, "mode,shape,op,variant,median_ms,gflops,ratio,error,reps,status,error_median\n");
     }
 
     print_header(argc, argv, gpu);
@@ -385,6 +396,7 @@ int main(int argc, char **argv)
              : o.mode == BENCH_TIMELINE ? bench_timeline(&o, &t)
              : o.mode == BENCH_POLICY   ? bench_policy(&o, &t)
              : o.mode == BENCH_API      ? bench_api(&o, &t)
+             : o.mode == BENCH_ACCURACY ? bench_accuracy(&o, &t)
                                         : bench_e2e(&o, &t);
     if (t.len) {
         print_table(&o, &t);

@@ -88,12 +88,12 @@ def main():
             print(f"  {name:18s} {ms:9.1f} ms  {gflops / 1e3:6.2f} TFLOP/s  x{ratio:5.2f}  "
                   f"error {errors[name]:.2e}")
             rows.append(f"numpy,e2e,{n}x{n}x{n},row NN,{name},{ms:.6g},{gflops:.6g},{ratio:.6g},"
-                        f"{errors[name]:.3g},{len(took)},\"ok\"")
+                        f"{errors[name]:.3g},{len(took)},\"ok\",")
         print("  preloaded calls by path: " + (", ".join(f"{p} {c}" for p, c in sorted(paths.items()))
                                               or "none traced"))
     if args.csv:
         with open(args.csv, "w") as f:
-            f.write("mode,shape,op,variant,median_ms,gflops,ratio,error,reps,status\n")
+            f.write("mode,shape,op,variant,median_ms,gflops,ratio,error,reps,status,error_median\n")
             f.write("\n".join(row.split(",", 1)[1] for row in rows) + "\n")
 
 

@@ -75,6 +75,7 @@ def read_rows(path):
         ratio = number(r["ratio"])
         r["ratio"] = ratio if ratio and ratio > 0 else None
         r["error"] = number(r.get("error"))
+        r["error_median"] = number(r.get("error_median"))
     return rows
 
 
@@ -460,6 +461,44 @@ def api_summary(d, step):
     return [line + ".", ""]
 
 
+ACCURACY_INPUTS = ("uniform", "normal", "positive", "spread", "specials")
+ACCURACY_WAYS = (("fp32", "tiledblas FP32"), ("tensor", "tiledblas tensor"), ("cublas", "cuBLAS SGEMM"),
+                 ("cublas-tf32", "cuBLAS TF32"))
+
+
+def accuracy_rows(d):
+    """Per input and K: max / median error of each way; a failed row (Inf/NaN misplaced) marked."""
+    rows = []
+    for inp in ACCURACY_INPUTS:
+        for s in d.shapes("accuracy", op="col NN"):
+            cells = []
+            for way, _ in ACCURACY_WAYS:
+                r = next(iter(d.select(step="accuracy", variant=f"{inp} {way}", shape=s, op="col NN")), None)
+                if r is None or r["error"] is None:
+                    cells.append("–")
+                    continue
+                cell = f"{fmt_error(r['error'])} / {fmt_error(r['error_median'])}"
+                cells.append(cell if r["status"].startswith("ok") else cell + " (Inf/NaN misplaced)")
+            rows.append([inp, s.split("x")[-1]] + cells)
+    return rows
+
+
+def section_accuracy(d):
+    lines = ["## Accuracy of the two maths", ""]
+    if not d.has("accuracy"):
+        return lines + [not_measured("the error of both maths beside cuBLAS's", "bench"), ""]
+    return lines + [
+        "The largest and the median of |c − c64| / (|c64| + 10⁻³) over C (512 × 512, column-major NN) "
+        "against an FP64 reference, on the same inputs for each: `cblas_sgemm` of libtiledblas on device "
+        "pointers with `TILEDBLAS_MATH=fp32` and `tensor`, cuBLAS's FP32 SGEMM and its TF32 mode "
+        "(`CUBLAS_COMPUTE_32F_FAST_TF32`). Inputs: uniform in (−1, 1); standard normal; uniform in (0, 1), "
+        "where nothing cancels; magnitudes spread over 2^−20..2^20 with random signs; and uniform with 0.1% "
+        "each of +Inf, −Inf and NaN, 5% subnormal and 5% zero (Inf and NaN must land where cuBLAS's SGEMM "
+        "puts them). Cells: max / median.", "",
+        table(["input", "K"] + [name for _, name in ACCURACY_WAYS], accuracy_rows(d),
+              ["l", "r", "r", "r", "r", "r"]), ""]
+
+
 def section_api(d):
     lines = ["## cblas_sgemm on device pointers", ""]
     if not (d.has("api") or d.has("api-random")):
@@ -709,8 +748,8 @@ def performance_md(d, source):
              "CSV by `bench/report.py`. To measure your own machine, run the command under "
              "Experiment details.", ""]
     lines += headline(d)
-    for section in (section_method, section_details, section_kernels, section_api, section_e2e,
-                    section_timeline, section_policy):
+    for section in (section_method, section_details, section_kernels, section_api, section_accuracy,
+                    section_e2e, section_timeline, section_policy):
         lines += section(d)
     while lines and lines[-1] == "":
         lines.pop()
