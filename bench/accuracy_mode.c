@@ -22,15 +22,6 @@
 
 #include "bench.h"
 
-#define CUDA_OK(call)                                                                                          \
-    do {                                                                                                       \
-        cudaError_t err_ = (call);                                                                             \
-        if (err_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "tiledblas-bench: %s: %s\n", #call, cudaGetErrorString(err_));                     \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 enum { UNIFORM, NORMAL, POSITIVE, SPREAD, SPECIALS, INPUTS };
 static const char *const input_names[INPUTS] = {"uniform", "normal", "positive", "spread", "specials"};
 
@@ -72,8 +63,8 @@ static float *device_input(int input, uint64_t seed, size_t n)
     float *host = bench_xmalloc(n * sizeof *host), *device;
     for (size_t e = 0; e < n; e++)
         host[e] = element(input, seed, e);
-    CUDA_OK(cudaMalloc((void **)&device, n * sizeof *device));
-    CUDA_OK(cudaMemcpy(device, host, n * sizeof *device, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc((void **)&device, n * sizeof *device));
+    CUDA_CHECK(cudaMemcpy(device, host, n * sizeof *device, cudaMemcpyHostToDevice));
     free(host);
     return device;
 }
@@ -125,7 +116,7 @@ static void run_way(int way, cublasHandle_t cublas, int64_t m, int64_t n, int64_
         fprintf(stderr, "tiledblas-bench: cuBLAS failed (%d)\n", (int)status);
         exit(1);
     }
-    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 int bench_accuracy(const bench_opts *o, bench_table *t)
@@ -148,19 +139,19 @@ int bench_accuracy(const bench_opts *o, bench_table *t)
             float *b = device_input(input, 97 + (uint64_t)input, (size_t)(k * n));
             float *c, *host[WAYS];
             double *ref, *ref_host = bench_xmalloc(nc * sizeof *ref_host);
-            CUDA_OK(cudaMalloc((void **)&c, nc * sizeof *c));
-            CUDA_OK(cudaMalloc((void **)&ref, nc * sizeof *ref));
+            CUDA_CHECK(cudaMalloc((void **)&c, nc * sizeof *c));
+            CUDA_CHECK(cudaMalloc((void **)&ref, nc * sizeof *ref));
             const tb_gemm_args g = {.m = m, .n = n, .k = k, .alpha = 1.0f, .a = a, .lda = m, .b = b, .ldb = k,
                                     .c = c, .ldc = m};
-            CUDA_OK(bench_reference_gemm(&g, ref, NULL));
-            CUDA_OK(cudaMemcpy(ref_host, ref, nc * sizeof *ref, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(bench_reference_gemm(&g, ref, NULL));
+            CUDA_CHECK(cudaMemcpy(ref_host, ref, nc * sizeof *ref, cudaMemcpyDeviceToHost));
             for (int way = 0; way < WAYS; way++) {
                 host[way] = NULL;
                 if (way == TILEDBLAS_TENSOR && !tensor)
                     continue;
                 run_way(way, cublas, m, n, k, a, b, c);
                 host[way] = bench_xmalloc(nc * sizeof *host[way]);
-                CUDA_OK(cudaMemcpy(host[way], c, nc * sizeof *c, cudaMemcpyDeviceToHost));
+                CUDA_CHECK(cudaMemcpy(host[way], c, nc * sizeof *c, cudaMemcpyDeviceToHost));
             }
             char shape[48];
             snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)m, (long long)n, (long long)k);
@@ -189,10 +180,10 @@ int bench_accuracy(const bench_opts *o, bench_table *t)
             for (int way = 0; way < WAYS; way++)
                 free(host[way]);
             free(ref_host);
-            CUDA_OK(cudaFree(a));
-            CUDA_OK(cudaFree(b));
-            CUDA_OK(cudaFree(c));
-            CUDA_OK(cudaFree(ref));
+            CUDA_CHECK(cudaFree(a));
+            CUDA_CHECK(cudaFree(b));
+            CUDA_CHECK(cudaFree(c));
+            CUDA_CHECK(cudaFree(ref));
         }
     tiledblas_set_math(math_before);
     cublasDestroy(cublas);

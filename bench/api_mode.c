@@ -14,15 +14,6 @@
 
 #include "bench.h"
 
-#define CUDA_OK(call)                                                                                          \
-    do {                                                                                                       \
-        cudaError_t err_ = (call);                                                                             \
-        if (err_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "tiledblas-bench: %s: %s\n", #call, cudaGetErrorString(err_));                     \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
 /* The device buffers of one shape, its FP64 reference and the comparison's scratch. */
 typedef struct {
     float *a, *b, *c, *c0;
@@ -43,8 +34,8 @@ typedef struct {
 static float *device_random(size_t n, uint64_t seed)
 {
     float *host = bench_random_buffer(n, seed), *device;
-    CUDA_OK(cudaMalloc((void **)&device, n * sizeof *device));
-    CUDA_OK(cudaMemcpy(device, host, n * sizeof *device, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMalloc((void **)&device, n * sizeof *device));
+    CUDA_CHECK(cudaMemcpy(device, host, n * sizeof *device, cudaMemcpyHostToDevice));
     free(host);
     return device;
 }
@@ -66,7 +57,7 @@ static void run_call(const api_call *r)
         fprintf(stderr, "tiledblas-bench: cublasSgemm failed\n");
         exit(1);
     }
-    CUDA_OK(cudaStreamSynchronize(r->stream));
+    CUDA_CHECK(cudaStreamSynchronize(r->stream));
 }
 
 static double timed_call(void *ctx)
@@ -81,13 +72,13 @@ static void check(bench_row *row, const api_call *r)
 {
     const api_bufs *d = r->d;
     if (r->bc->beta == 0.0f)
-        CUDA_OK(cudaMemset(d->c, 0xff, d->nc * sizeof *d->c));
+        CUDA_CHECK(cudaMemset(d->c, 0xff, d->nc * sizeof *d->c));
     else
-        CUDA_OK(cudaMemcpy(d->c, d->c0, d->nc * sizeof *d->c, cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(cudaMemcpy(d->c, d->c0, d->nc * sizeof *d->c, cudaMemcpyDeviceToDevice));
     run_call(r);
-    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaDeviceSynchronize());
     bench_err e;
-    CUDA_OK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
+    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
     row->error = e.max_relative;
     if (e.nonfinite)
         bench_row_fail(row, "NaN/Inf in C");
@@ -134,7 +125,7 @@ int bench_api(const bench_opts *o, bench_table *t)
     cublasHandle_t cublas;
     cudaStream_t stream;
     int version;
-    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(cublas, stream) != CUBLAS_STATUS_SUCCESS ||
         cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS ||
         cublasGetVersion(cublas, &version) != CUBLAS_STATUS_SUCCESS) {
@@ -155,21 +146,21 @@ int bench_api(const bench_opts *o, bench_table *t)
             d.a = device_random((size_t)bc.m * (size_t)bc.k, 1);
             d.b = device_random((size_t)bc.k * (size_t)bc.n, 2);
             d.c0 = device_random(d.nc, 3);
-            CUDA_OK(cudaMalloc((void **)&d.c, d.nc * sizeof *d.c));
-            CUDA_OK(cudaMalloc((void **)&d.ref, d.nc * sizeof *d.ref));
-            CUDA_OK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
+            CUDA_CHECK(cudaMalloc((void **)&d.c, d.nc * sizeof *d.c));
+            CUDA_CHECK(cudaMalloc((void **)&d.ref, d.nc * sizeof *d.ref));
+            CUDA_CHECK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
             const tb_gemm_args ref_args = bench_colmajor(&bc, d.a, d.b, d.c0);
-            CUDA_OK(bench_reference_gemm(&ref_args, d.ref, stream));
-            CUDA_OK(cudaStreamSynchronize(stream));
+            CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
             run_case(o, &bc, &d, cublas, stream, t);
-            CUDA_OK(cudaFree(d.a));
-            CUDA_OK(cudaFree(d.b));
-            CUDA_OK(cudaFree(d.c0));
-            CUDA_OK(cudaFree(d.c));
-            CUDA_OK(cudaFree(d.ref));
-            CUDA_OK(cudaFree(d.scratch));
+            CUDA_CHECK(cudaFree(d.a));
+            CUDA_CHECK(cudaFree(d.b));
+            CUDA_CHECK(cudaFree(d.c0));
+            CUDA_CHECK(cudaFree(d.c));
+            CUDA_CHECK(cudaFree(d.ref));
+            CUDA_CHECK(cudaFree(d.scratch));
         }
     cublasDestroy(cublas);
-    CUDA_OK(cudaStreamDestroy(stream));
+    CUDA_CHECK(cudaStreamDestroy(stream));
     return 0;
 }

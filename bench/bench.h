@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "kernels.h"
 #include "tiledblas.h"
@@ -18,6 +20,17 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* A CUDA call that must work: the run ends with the call and its error otherwise. */
+#define CUDA_CHECK(call)                                                               \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
+                    #call, cudaGetErrorString(err_));                                  \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
 
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4

@@ -15,16 +15,6 @@
 #include "bench.h"
 
 /* Errors of the benchmark's own calls end the run; a variant's are reported. */
-#define CUDA_CHECK(call)                                                               \
-    do {                                                                               \
-        cudaError_t err_ = (call);                                                     \
-        if (err_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
-                    #call, cudaGetErrorString(err_));                                  \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
 #define CUBLAS_CHECK(call)                                                             \
     do {                                                                               \
         cublasStatus_t st_ = (call);                                                   \

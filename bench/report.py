@@ -501,7 +501,7 @@ def section_accuracy(d):
 
 def section_api(d):
     lines = ["## cblas_sgemm on device pointers", ""]
-    if not (d.has("api") or d.has("api-random")):
+    if not (d.has("api") or d.has("api-random") or d.has("api-tensor")):
         return lines + [not_measured("cblas_sgemm on device pointers against cuBLAS", "bench"), ""]
     head = ["M×N×K", "tiledblas ms", "cuBLAS ms", "× cuBLAS", "max error", "cuBLAS max error", "error ×"]
     lines += ["`cblas_sgemm` of libtiledblas on device pointers against `cublasSgemm`, as an application "
@@ -514,6 +514,10 @@ def section_api(d):
     if d.has("api-random"):
         lines += ["### Shapes drawn at random", ""] + api_summary(d, "api-random")
         lines += [table(head, api_rows(d, "api-random")), ""]
+    if d.has("api-tensor"):
+        lines += ["### Tensor math", "",
+                  "The same with `TILEDBLAS_MATH=tensor`: tiledblas on the tensor cores at FP32-level accuracy, "
+                  "against cuBLAS's FP32 SGEMM.", "", table(head, api_rows(d, "api-tensor")), ""]
     return lines
 
 

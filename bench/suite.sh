@@ -122,7 +122,7 @@ failed=()  # steps that ran and failed
 not_run=() # steps not started
 # Every benchmark step in the order of bench.csv.
 all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12
-    e2e-threads timeline api api-random accuracy policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
+    e2e-threads timeline api api-random api-tensor accuracy policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
     kernel-trans-col tune numpy)
 
 : >"$OUT/build.log"
@@ -459,6 +459,8 @@ if want bench; then
     bench api 30 -- --api --layout col --reps 10 \
         --sizes 1000,1024,2048,4096,8192,4097x4095x4099,8192x128x8192,128x8192x8192
     bench api-random 30 -- --api --layout col --reps 10 --random 16
+    bench api-tensor 30 TILEDBLAS_MATH=tensor -- --api --layout col --reps 10 \
+        --sizes 2048,4096,8192,4097x4095x4099
     # The error of both maths beside cuBLAS's SGEMM and TF32, on five kinds of input, K from 16 to 16384.
     bench accuracy 60 -- --accuracy --sizes 512x512x16,512x512x128,512x512x1024,512x512x4096,512x512x16384
 fi

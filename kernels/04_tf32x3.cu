@@ -114,32 +114,36 @@ __global__ void split_operand(int across, int64_t rows, int64_t k, const float *
                               float *__restrict__ hi, float *__restrict__ lo, int64_t ld_out, int *__restrict__ bad)
 {
     __shared__ float tile[32][33];
-    const int64_t p0 = (int64_t)blockIdx.x * 32, j0 = (int64_t)blockIdx.y * 32;
-    /* Read along whichever index is contiguous. */
-    for (int r = threadIdx.y; r < 32; r += 8) {
-        const int64_t p = p0 + (across ? r : threadIdx.x), j = j0 + (across ? threadIdx.x : r);
-        if (p < k && j < rows) {
-            const float x = across ? src[j + p * ld] : src[p + j * ld];
-            if (across)
-                tile[threadIdx.x][r] = x;
-            else
-                tile[r][threadIdx.x] = x;
-        }
-    }
-    __syncthreads();
-    for (int r = threadIdx.y; r < 32; r += 8) {
-        const int64_t j = j0 + r, p = p0 + threadIdx.x;
-        if (j < rows && p < ld_out) {
-            float h = 0.0f, l = 0.0f;
-            if (p < k) {
-                const float x = tile[r][threadIdx.x];
-                split(x, h, l);
-                if (!isfinite(x))
-                    bad[j] = 1;
+    const int64_t p0 = (int64_t)blockIdx.x * 32;
+    /* grid.y is at most 65535: more rows than 32 times that take several row tiles per block. */
+    for (int64_t j0 = (int64_t)blockIdx.y * 32; j0 < rows; j0 += (int64_t)gridDim.y * 32) {
+        /* Read along whichever index is contiguous. */
+        for (int r = threadIdx.y; r < 32; r += 8) {
+            const int64_t p = p0 + (across ? r : threadIdx.x), j = j0 + (across ? threadIdx.x : r);
+            if (p < k && j < rows) {
+                const float x = across ? src[j + p * ld] : src[p + j * ld];
+                if (across)
+                    tile[threadIdx.x][r] = x;
+                else
+                    tile[r][threadIdx.x] = x;
             }
-            hi[p + j * ld_out] = h;
-            lo[p + j * ld_out] = l;
         }
+        __syncthreads();
+        for (int r = threadIdx.y; r < 32; r += 8) {
+            const int64_t j = j0 + r, p = p0 + threadIdx.x;
+            if (j < rows && p < ld_out) {
+                float h = 0.0f, l = 0.0f;
+                if (p < k) {
+                    const float x = tile[r][threadIdx.x];
+                    split(x, h, l);
+                    if (!isfinite(x))
+                        bad[j] = 1;
+                }
+                hi[p + j * ld_out] = h;
+                lo[p + j * ld_out] = l;
+            }
+        }
+        __syncthreads(); /* the tile is refilled for the next row tile */
     }
 }
 
@@ -179,7 +183,7 @@ __device__ __forceinline__ void tma_load(void *dst, const CUtensorMap *map, int 
                  : "memory");
 }
 
-/* The four parts as tensor maps (phase 2's operands), and the rows holding Inf or NaN. */
+/* The four parts as tensor maps: phase 2's operands. */
 struct Maps {
     CUtensorMap a_hi, a_lo, b_hi, b_lo;
 };
@@ -354,6 +358,13 @@ extern "C" void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, si
     snprintf(text, size, "3xTF32 on wgmma, %dx%d tiles, slices of %d, %d stages", BM, BN, BK, STAGES);
 }
 
+/* grid.y of the split pass: a block per 32 rows, up to the limit of 65535 (the kernel loops past it). */
+static unsigned row_tiles(int64_t rows)
+{
+    const int64_t tiles = (rows + 31) / 32;
+    return (unsigned)(tiles < 65535 ? tiles : 65535);
+}
+
 /* A part (rows x k floats, row j at j*ld) as a tensor map of 32 x 128 boxes, 128-byte swizzled. */
 static cudaError_t part_map(CUtensorMap *map, const float *part, int64_t rows, int64_t k, int64_t ld)
 {
@@ -392,10 +403,21 @@ extern "C" int tb_tf32x3_supported(void)
     return ok;
 }
 
+/* Set where a launch of this thread ran the FP32 kernels instead (a workspace too small). */
+static thread_local int ran_fp32;
+
+extern "C" int tb_tf32x3_ran_fp32(void)
+{
+    const int ran = ran_fp32;
+    ran_fp32 = 0;
+    return ran;
+}
+
 /*
- * cudaErrorNotSupported where this GPU has no sm_90a, the driver no tensor maps, or the workspace is
- * short of tb_tf32x3_workspace_floats. Calls with no products to sum (k == 0 or alpha == 0, where
- * A and B are not read) only scale C, as the FP32 rungs do it.
+ * cudaErrorNotSupported where this GPU has no sm_90a or the driver no tensor maps. Calls with no
+ * products to sum (k == 0 or alpha == 0, where A and B are not read) only scale C, as the FP32
+ * rungs do it; without room for the split operands (a workspace short of
+ * tb_tf32x3_workspace_floats) the call runs on the FP32 rungs, and tb_tf32x3_ran_fp32 says so.
  */
 extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t stream)
 {
@@ -404,8 +426,10 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
         return cudaSuccess;
     if (k == 0 || args->alpha == 0.0f)
         return tb_launch_best(args, stream);
-    if (args->workspace_floats < tb_tf32x3_workspace_floats(args))
-        return cudaErrorNotSupported;
+    if (args->workspace_floats < tb_tf32x3_workspace_floats(args)) {
+        ran_fp32 = 1;
+        return tb_launch_best(args, stream);
+    }
     cudaError_t status = cudaFuncSetAttribute(gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)SMEM_BYTES);
     if (status != cudaSuccess) {
         cudaGetLastError(); /* not sticky: the GPU has no sm_90a, nothing else went wrong */
@@ -423,9 +447,9 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
     if ((status = cudaMemsetAsync(a_bad, 0, (size_t)(m + n) * sizeof(int), stream)) != cudaSuccess)
         return status;
     const dim3 block(32, 8);
-    split_operand<<<dim3((unsigned)((ld + 31) / 32), (unsigned)((m + 31) / 32)), block, 0, stream>>>(
+    split_operand<<<dim3((unsigned)((ld + 31) / 32), row_tiles(m)), block, 0, stream>>>(
         !args->trans_a, m, k, args->a, args->lda, a_hi, a_lo, ld, a_bad);
-    split_operand<<<dim3((unsigned)((ld + 31) / 32), (unsigned)((n + 31) / 32)), block, 0, stream>>>(
+    split_operand<<<dim3((unsigned)((ld + 31) / 32), row_tiles(n)), block, 0, stream>>>(
         args->trans_b, n, k, args->b, args->ldb, b_hi, b_lo, ld, b_bad);
     if ((status = cudaGetLastError()) != cudaSuccess)
         return status;

@@ -17,6 +17,11 @@ int tb_tf32x3_supported(void)
     return 0;
 }
 
+int tb_tf32x3_ran_fp32(void)
+{
+    return 0;
+}
+
 void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
     (void)args;

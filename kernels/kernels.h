@@ -80,14 +80,17 @@ int64_t tb_best_slice_depth(const tb_gemm_args *args);
 int64_t tb_best_planned_chain(const tb_gemm_args *args);
 
 /*
- * The tensor-core rung needs its workspace (the operands split into hi and lo parts) and an sm_90a
- * GPU: without either, or in a build without the sm_90a target, it returns cudaErrorNotSupported
- * and computes nothing. Its error bound is the FP32 rungs' plus about 2^-20 |alpha| (|op(A)| |op(B)|).
+ * The tensor-core rung needs an sm_90a GPU: without one, or in a build without the sm_90a target, it
+ * returns cudaErrorNotSupported and computes nothing. Given less workspace than it asks for (room
+ * for the operands split into hi and lo parts) it runs the call on `best`, in FP32, and
+ * tb_tf32x3_ran_fp32 (which also clears it) then says so for the calling thread. Its error bound is
+ * the FP32 rungs' plus about 2^-20 |alpha| (|op(A)| |op(B)|).
  */
 int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args);
 /* Whether the rung runs on the current device: built for sm_90a, a compute capability 9.0 GPU, a driver
  * with tensor maps. */
 int tb_tf32x3_supported(void);
+int tb_tf32x3_ran_fp32(void);
 void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, size_t size);
 
 /* The time a rung's plan predicts for a call from its measured rates (seconds), for best.c's choice. */

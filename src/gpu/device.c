@@ -105,6 +105,11 @@ static int configured_kernel(void)
     if (!name[0])
         return TB_KERNEL_DEFAULT;
     const int id = tb_kernel_from_name(name);
+    if (id == TB_KERNEL_TF32X3 && !tb_tf32x3_supported()) {
+        tb_warn("ignoring TILEDBLAS_KERNEL=%s (this GPU has no tensor-core path; using %s)", name,
+                tb_kernel_name(TB_KERNEL_DEFAULT));
+        return TB_KERNEL_DEFAULT;
+    }
     if (id >= 0)
         return id;
     tb_warn("ignoring TILEDBLAS_KERNEL=%s (unknown kernel; using %s)", name, tb_kernel_name(TB_KERNEL_DEFAULT));

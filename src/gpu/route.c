@@ -260,6 +260,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     if (tb_fault_shutting_down())
         return TB_GPU_SHUTDOWN;
     const int kernel = tb_gpu_call_kernel();
+    tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
     cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
@@ -272,9 +273,10 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     if (fault == TB_FAULT_NONE)
         fault = resident ? run_resident(call, resident, kernel, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
-    progress->tensor = kernel == TB_KERNEL_TF32X3;
+    /* Any launch that ran in FP32 for want of workspace makes the call's math FP32. */
+    progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32();
     if (fault == TB_FAULT_NONE) {
-        *progress = (tb_gpu_progress){.rows_done = call->m, .tensor = kernel == TB_KERNEL_TF32X3};
+        *progress = (tb_gpu_progress){.rows_done = call->m, .tensor = progress->tensor};
         /* C is complete: a failure to release memory concerns later calls only. */
         if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
             tb_gpu_disable("CUDA error", status);

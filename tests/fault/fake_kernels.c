@@ -35,6 +35,11 @@ int tb_tf32x3_supported(void)
     return 0;
 }
 
+int tb_tf32x3_ran_fp32(void)
+{
+    return 0;
+}
+
 int64_t tb_kernel_workspace_floats(tb_kernel_id id, const tb_gemm_args *args)
 {
     (void)id;
