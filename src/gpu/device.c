@@ -38,6 +38,7 @@ typedef struct {
     int stream_ordered;          /* cudaMallocAsync works here */
     int tensor;                  /* the tensor-core rung runs here (tb_tf32x3_supported) */
     cudaStream_t stream;         /* the direct path's, on the first lane */
+    cudaEvent_t application;     /* recorded on the legacy default stream, waited for by `stream` */
 } device_state;
 
 enum { DEVICE_UNMADE, DEVICE_READY, DEVICE_FAILED };
@@ -125,7 +126,8 @@ static cudaError_t make_device(device_state *state, int device)
     if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) != cudaSuccess ||
         (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess ||
         (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking)) != cudaSuccess)
+        (status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (status = cudaEventCreateWithFlags(&state->application, cudaEventDisableTiming)) != cudaSuccess)
         return status;
     state->max_pitch = (size_t)pitch;
     state->stream_ordered = pools != 0;
@@ -370,6 +372,17 @@ size_t tb_gpu_kept_bytes(void)
 cudaStream_t tb_gpu_stream(void)
 {
     return current_device()->stream;
+}
+
+/*
+ * Calls on the same device may share the event: a stream that waits for a
+ * later record of it waits for more of the application's work, never less.
+ */
+cudaError_t tb_gpu_follow_application(void)
+{
+    const device_state *state = current_device();
+    const cudaError_t status = cudaEventRecord(state->application, cudaStreamLegacy);
+    return status == cudaSuccess ? cudaStreamWaitEvent(state->stream, state->application, 0) : status;
 }
 
 int tb_gpu_stream_ordered(void)

@@ -28,6 +28,14 @@ size_t tb_gpu_max_pitch(void);
 size_t tb_gpu_kept_bytes(void);
 /* The stream of the direct path and of the kernel's timing, on the first lane. */
 cudaStream_t tb_gpu_stream(void);
+/*
+ * Orders the direct path's stream after the work the application queued
+ * before the call on the legacy default stream, and so on every blocking
+ * stream (the per-thread default streams included): the order of a CUDA call
+ * without a stream, cudaMemcpy's. The GPU waits, not the host. Work on the
+ * application's non-blocking streams is not waited for.
+ */
+cudaError_t tb_gpu_follow_application(void);
 /* Whether stream-ordered allocation (cudaMallocAsync) works on this device. */
 int tb_gpu_stream_ordered(void);
 /* Whether the call runs on the device the GPU path started on, with the lanes' memory. */

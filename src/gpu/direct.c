@@ -175,9 +175,9 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     args.workspace = next;
     args.workspace_floats = scratch;
 
-    /* The application may still be writing resident operands on its own streams. */
+    /* The application may still be writing resident operands on the default stream. */
     if (a.resident || b.resident || c.resident)
-        if ((status = cudaDeviceSynchronize()) != cudaSuccess)
+        if ((status = tb_gpu_follow_application()) != cudaSuccess)
             return status;
     if ((status = upload(&a)) != cudaSuccess || (status = upload(&b)) != cudaSuccess)
         return status;

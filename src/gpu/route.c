@@ -177,8 +177,8 @@ static cudaError_t keep_c(const tb_call *call, unsigned resident, c_keeper *keep
     keeper->ld = call->m;
     if (!(resident & TB_RESIDENT_C) || call->beta == 0.0f)
         return cudaSuccess;
-    /* The application may still be writing C on its own streams. */
-    cudaError_t status = cudaDeviceSynchronize();
+    /* The application may still be writing C on the default stream. */
+    cudaError_t status = tb_gpu_follow_application();
     if (status != cudaSuccess)
         return status;
     if (tb_gpu_c_copy((size_t)call->m * (size_t)call->n, tb_direct_copied_floats(call, resident), &keeper->copy) !=

@@ -387,17 +387,23 @@ static cudaError_t quiet(void)
         return locked_status_;                          \
     } while (0)
 
+/* The default streams: 0, the legacy one and the calling thread's, each of the current device. */
+static int is_default_stream(cudaStream_t stream)
+{
+    return stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
 static void check_stream(cudaStream_t stream, const char *what)
 {
-    if (stream && !((handle *)stream)->live)
+    if (!is_default_stream(stream) && !((handle *)stream)->live)
         die("%s: stream %p was destroyed", what, (void *)stream);
 }
 
-/* A stream work is queued on: live, and of the current device (the default stream always is). */
+/* A stream work is queued on: live, and of the current device (a default stream always is). */
 static void check_stream_here(cudaStream_t stream, const char *what)
 {
     check_stream(stream, what);
-    if (stream && ((handle *)stream)->device != current_device())
+    if (!is_default_stream(stream) && ((handle *)stream)->device != current_device())
         die("%s: stream %p of device %d used with device %d current", what, (void *)stream,
             ((handle *)stream)->device, current_device());
 }

@@ -1,25 +1,36 @@
 /*
- * Operands the application is still writing on its own stream when it calls
- * cblas_sgemm: the call must see them written, as a BLAS call sees every
- * write made before it. A of N x N floats is first set to NaN, then the real
- * A goes up with cudaMemcpyAsync from pinned memory (about a millisecond at
- * N = 4096), and cblas_sgemm is called at once, on the copy's heels. Streams:
- * the legacy default stream, a stream made with default flags (blocking) and
- * a non-blocking one. C is checked at sampled elements against FP64 dot
- * products of the host data, within the FP32 bound; an A read before its copy
- * landed gives NaN or the wrong values. Exits 77 without a usable GPU.
+ * A call on device pointers is ordered as a CUDA call without a stream
+ * (cudaMemcpy): after the work queued before it on the legacy default stream
+ * and so on every blocking stream, not after the application's non-blocking
+ * streams.
+ *
+ * Operands still being written: A of N x N floats is first set to NaN, then
+ * the real A goes up with cudaMemcpyAsync from pinned memory (about a
+ * millisecond at N = 4096), and cblas_sgemm is called at once, on the copy's
+ * heels. Streams: the legacy default stream, a stream made with default
+ * flags (blocking) and the calling thread's default stream. C is checked at
+ * sampled elements against FP64 dot products of the host data, within the
+ * FP32 bound; an A read before its copy landed gives NaN or the wrong values.
+ *
+ * Work that is not the call's to wait for: a non-blocking stream held by a
+ * host function until the call has returned (or for HOLD_SECONDS at most);
+ * the call must return well before. Exits 77 without a usable GPU.
  */
 #include "testutil.h"
 #include "tiledblas.h"
 
 #include <cuda_runtime_api.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define N 4096
 #define SAMPLES 64
+#define HOLD_SECONDS 10
 
 static tb_tally tally;
 
@@ -68,6 +79,42 @@ static void race(cudaStream_t stream, const char *label, const float *a_host, co
         check_c(c_host, a_host, b_host, label);
 }
 
+/* A host function on a stream: the stream waits until the semaphore is posted, or HOLD_SECONDS. */
+static void CUDART_CB hold(void *released)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += HOLD_SECONDS;
+    while (sem_timedwait(released, &until) != 0 && errno == EINTR)
+        ;
+}
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* A call while a non-blocking stream is held: it must not wait for that stream. */
+static void beside_held_stream(cudaStream_t non_blocking, const float *a, const float *b, float *c)
+{
+    sem_t released;
+    sem_init(&released, 0, 0);
+    if (!cuda_ok(cudaLaunchHostFunc(non_blocking, hold, &released), "the held stream"))
+        return;
+    const double start = seconds_now();
+    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, N, N, N, 1.0f, a, N, b, N, 0.0f, c, N);
+    const double took = seconds_now() - start;
+    sem_post(&released);
+    cuda_ok(cudaStreamSynchronize(non_blocking), "the held stream released");
+    sem_destroy(&released);
+    const int waited = took > HOLD_SECONDS / 2.0;
+    if (waited)
+        fprintf(stderr, "the call took %.1f s: it waited for the held non-blocking stream\n", took);
+    tb_tally_record(&tally, !waited, "a call beside a held non-blocking stream");
+}
+
 int main(void)
 {
     if (!tiledblas_gpu_available()) {
@@ -94,7 +141,8 @@ int main(void)
         cuda_ok(cudaStreamCreateWithFlags(&non_blocking, cudaStreamNonBlocking), "a non-blocking stream")) {
         race(cudaStreamLegacy, "A written on the legacy default stream", a_host, b_host, a, b, c, c_host);
         race(blocking, "A written on a blocking stream", a_host, b_host, a, b, c, c_host);
-        race(non_blocking, "A written on a non-blocking stream", a_host, b_host, a, b, c, c_host);
+        race(cudaStreamPerThread, "A written on the thread's default stream", a_host, b_host, a, b, c, c_host);
+        beside_held_stream(non_blocking, a, b, c);
         cudaStreamDestroy(blocking);
         cudaStreamDestroy(non_blocking);
     }
