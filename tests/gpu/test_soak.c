@@ -352,13 +352,40 @@ static void release(slot *s)
     sem_post(&big_available);
 }
 
+/*
+ * The program's own copies, as a threaded CUDA program makes them: host to
+ * host with memcpy, to and from device and managed memory on the thread's
+ * own non-blocking stream, waited for before the call, which (ordered after
+ * the default stream only) then waits for no other thread's copies.
+ */
+static _Thread_local cudaStream_t copy_stream;
+
+static void copy(void *to, const void *from, size_t bytes, int kind)
+{
+    if (kind == PAGEABLE || kind == PINNED) {
+        memcpy(to, from, bytes);
+        return;
+    }
+    if (copy_stream == NULL)
+        CUDA_CHECK(cudaStreamCreateWithFlags(&copy_stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDefault, copy_stream));
+    CUDA_CHECK(cudaStreamSynchronize(copy_stream));
+}
+
+static void end_copies(void)
+{
+    if (copy_stream != NULL)
+        CUDA_CHECK(cudaStreamDestroy(copy_stream));
+    copy_stream = NULL;
+}
+
 /* One call on the slot's buffers of the call's kind; with `check`, the number of problems. */
 static long run_call(slot *s, const call_spec *cs, int check, tb_rng *rng)
 {
     float *const *op = s->op[cs->kind];
     const size_t c_bytes = span(cs->layout, cs->m, cs->n, cs->ldc) * sizeof(float);
     step_begin(COPYING);
-    CUDA_CHECK(cudaMemcpy(op[2], s->c0, c_bytes, cudaMemcpyDefault));
+    copy(op[2], s->c0, c_bytes, cs->kind);
     step_end(COPYING);
     step_begin(CALLING);
     cblas_sgemm((CBLAS_LAYOUT)cs->layout, (CBLAS_TRANSPOSE)cs->trans_a, (CBLAS_TRANSPOSE)cs->trans_b, cs->m, cs->n,
@@ -368,7 +395,7 @@ static long run_call(slot *s, const call_spec *cs, int check, tb_rng *rng)
     if (!check)
         return 0;
     step_begin(COPYING);
-    CUDA_CHECK(cudaMemcpy(s->result, op[2], c_bytes, cudaMemcpyDefault));
+    copy(s->result, op[2], c_bytes, cs->kind);
     step_end(COPYING);
     step_begin(CHECKING);
     const long problems = check_result(s, cs, rng);
@@ -409,6 +436,7 @@ static void *soak(void *arg)
         atomic_fetch_add(&w->totals->wrong, problems > 0);
         add_double(&w->totals->flop, flops(&cs));
     }
+    end_copies();
     return NULL;
 }
 
@@ -438,6 +466,7 @@ static void *rate(void *arg)
     long i;
     while ((i = atomic_fetch_add(&w->work->next, 1)) < w->work->count)
         run_unchecked(&w->work->calls[i], w->thread);
+    end_copies();
     return NULL;
 }
 
