@@ -8,7 +8,9 @@
  * transfers and kernels. The kernel's timing takes both. Whoever needs more
  * goes first: while a caller waits for both lanes no other takes one, and
  * while one waits for the first, calls that can run on either leave it the
- * first.
+ * first. A lane freed wakes one caller that can take it, not every waiting
+ * one: with dozens of threads waiting, waking all of them for one lane costs
+ * more CPU time than a small GPU call takes.
  */
 #include <pthread.h>
 #include <string.h>
@@ -17,10 +19,11 @@
 
 static struct {
     pthread_mutex_t lock;
-    pthread_cond_t freed;
+    pthread_cond_t freed[TB_BOTH_LANES + 1]; /* where callers wait, by choice */
     int busy[TB_GPU_LANES];
     int waiting[TB_BOTH_LANES + 1]; /* callers waiting, by choice */
-} lanes = {.lock = PTHREAD_MUTEX_INITIALIZER, .freed = PTHREAD_COND_INITIALIZER};
+} lanes = {.lock = PTHREAD_MUTEX_INITIALIZER,
+           .freed = {PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER}};
 
 _Static_assert(TB_GPU_LANES == 2, "a choice names the first, the second or both");
 
@@ -50,18 +53,35 @@ static int free_lane_for(tb_lane_choice choice)
     return -1;
 }
 
+/*
+ * Under lanes.lock: wakes one waiting caller that can take a lane now, the
+ * one free_lane_for puts first. Called whenever a lane is given, and by each
+ * caller that took one, to pass on a lane still free: a caller woken that
+ * finds its lane taken waits again, and the lane's next giving wakes one more.
+ */
+static void wake_one(void)
+{
+    static const tb_lane_choice order[] = {TB_BOTH_LANES, TB_FIRST_LANE, TB_EITHER_LANE};
+    for (int i = 0; i < TB_BOTH_LANES + 1; i++)
+        if (lanes.waiting[order[i]] && free_lane_for(order[i]) >= 0) {
+            pthread_cond_signal(&lanes.freed[order[i]]);
+            return;
+        }
+}
+
 int tb_lane_take(tb_lane_choice choice)
 {
     pthread_mutex_lock(&lanes.lock);
     int lane;
     while ((lane = free_lane_for(choice)) < 0) {
         lanes.waiting[choice]++; /* counted until it looks again, under the lock */
-        pthread_cond_wait(&lanes.freed, &lanes.lock);
+        pthread_cond_wait(&lanes.freed[choice], &lanes.lock);
         lanes.waiting[choice]--;
     }
     lanes.busy[lane] = 1;
     if (choice == TB_BOTH_LANES)
         lanes.busy[1] = 1;
+    wake_one();
     pthread_mutex_unlock(&lanes.lock);
     current_lane = lane;
     return lane;
@@ -73,14 +93,15 @@ void tb_lane_give(int lane, tb_lane_choice choice)
     lanes.busy[lane] = 0;
     if (choice == TB_BOTH_LANES)
         lanes.busy[1] = 0;
-    pthread_cond_broadcast(&lanes.freed);
+    wake_one();
     pthread_mutex_unlock(&lanes.lock);
 }
 
 void tb_lanes_after_fork(void)
 {
     pthread_mutex_init(&lanes.lock, NULL);
-    pthread_cond_init(&lanes.freed, NULL);
+    for (int i = 0; i < TB_BOTH_LANES + 1; i++)
+        pthread_cond_init(&lanes.freed[i], NULL);
     memset(lanes.busy, 0, sizeof lanes.busy);
     memset(lanes.waiting, 0, sizeof lanes.waiting);
 }

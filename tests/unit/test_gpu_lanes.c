@@ -1,9 +1,9 @@
 /*
  * Turns on the lanes of GPU resources (src/gpu/lanes.c), without a GPU:
- *   - eight threads taking the first lane, either or both at random, for a
- *     second: no lane is ever held twice, both are held by a call that asked
- *     for both, the second lane is used, and every wait ends (a hang fails
- *     the test by its timeout);
+ *   - eight threads, then 64, taking the first lane, either or both at
+ *     random, for a second each: no lane is ever held twice, both are held
+ *     by a call that asked for both, the second lane is used, and every wait
+ *     ends (a hang fails the test by its timeout);
  *   - order: while a caller waits for both lanes, a later call does not take
  *     the free one (without that rule the test hangs, and its timeout fails
  *     it); a caller waiting for the first lane gets it before a later call
@@ -130,27 +130,57 @@ static void check_order(void)
     tb_lane_give(0, TB_BOTH_LANES);
     pthread_join(after_both.thread, NULL);
     tb_lane_give(atomic_load(&after_both.lane), TB_EITHER_LANE);
+
+    /* Both lanes freed at once: two callers for either get one each (a lane freed wakes one caller,
+     * who passes the other on). */
+    tb_lane_take(TB_BOTH_LANES);
+    waiter callers[2];
+    start_waiter(&callers[0], TB_EITHER_LANE);
+    start_waiter(&callers[1], TB_EITHER_LANE);
+    tb_lane_give(0, TB_BOTH_LANES);
+    sleep_ms(50);
+    if (atomic_load(&callers[0].lane) < 0 || atomic_load(&callers[1].lane) < 0)
+        fail("of two callers for either, one still waits with both lanes freed");
+    /* Each caller's lane given back once it has one, so that a caller left waiting still ends. */
+    int joined[2] = {0, 0};
+    for (int ended = 0; ended < 2;)
+        for (int i = 0; i < 2; i++)
+            if (!joined[i] && atomic_load(&callers[i].lane) >= 0) {
+                pthread_join(callers[i].thread, NULL);
+                tb_lane_give(atomic_load(&callers[i].lane), TB_EITHER_LANE);
+                joined[i] = 1;
+                ended++;
+            }
 }
 
-int main(void)
+/* `count` threads taking turns for a second. */
+static void stress_with(int count)
 {
-    enum { THREADS = 8 };
-    pthread_t threads[THREADS];
-    for (size_t i = 0; i < THREADS; i++)
-        if (pthread_create(&threads[i], NULL, stress, (void *)(i + 1))) {
+    enum { MAX_THREADS = 64 };
+    pthread_t threads[MAX_THREADS];
+    atomic_store(&stop, 0);
+    atomic_store(&turns, 0), atomic_store(&second_lane_turns, 0), atomic_store(&both_turns, 0);
+    for (int i = 0; i < count && i < MAX_THREADS; i++)
+        if (pthread_create(&threads[i], NULL, stress, (void *)(size_t)(i + 1))) {
             fprintf(stderr, "cannot start a thread\n");
-            return 1;
+            exit(1);
         }
     sleep_ms(1000);
     atomic_store(&stop, 1);
-    for (int i = 0; i < THREADS; i++)
+    for (int i = 0; i < count && i < MAX_THREADS; i++)
         pthread_join(threads[i], NULL);
-    printf("lanes: %d turns, %d on the second, %d on both\n", atomic_load(&turns), atomic_load(&second_lane_turns),
-           atomic_load(&both_turns));
+    printf("lanes, %d threads: %d turns, %d on the second, %d on both\n", count, atomic_load(&turns),
+           atomic_load(&second_lane_turns), atomic_load(&both_turns));
     if (!atomic_load(&second_lane_turns))
         fail("the second lane never used");
     if (!atomic_load(&both_turns))
         fail("no call for both lanes got them");
+}
+
+int main(void)
+{
+    stress_with(8);
+    stress_with(64);
     check_order();
     if (atomic_load(&failures))
         return 1;
