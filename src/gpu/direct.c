@@ -162,9 +162,13 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     args.b = b.device, args.ldb = b.device_ld;
     args.c = c.device, args.ldc = c.device_ld;
     int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
+    /* The application may still be writing resident operands on the default stream or a blocking one:
+     * first, so that a failure from here on leaves the wait queued for run_resident's. */
+    cudaError_t status;
+    if ((a.resident || b.resident || c.resident) && (status = tb_gpu_follow_application()) != cudaSuccess)
+        return status;
     float *next;
-    cudaError_t status = take_workspace(floats, &scratch, &next, own);
-    if (status != cudaSuccess)
+    if ((status = take_workspace(floats, &scratch, &next, own)) != cudaSuccess)
         return status;
     for (int i = 0; i < 3; i++) {
         if (staged[i]->resident)
@@ -175,10 +179,6 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     args.workspace = next;
     args.workspace_floats = scratch;
 
-    /* The application may still be writing resident operands on the default stream. */
-    if (a.resident || b.resident || c.resident)
-        if ((status = tb_gpu_follow_application()) != cudaSuccess)
-            return status;
     if ((status = upload(&a)) != cudaSuccess || (status = upload(&b)) != cudaSuccess)
         return status;
     /* beta == 0: C is only written, so it never crosses the bus inward. */

@@ -177,7 +177,7 @@ static cudaError_t keep_c(const tb_call *call, unsigned resident, c_keeper *keep
     keeper->ld = call->m;
     if (!(resident & TB_RESIDENT_C) || call->beta == 0.0f)
         return cudaSuccess;
-    /* The application may still be writing C on the default stream. */
+    /* The application may still be writing C on the default stream or a blocking one. */
     cudaError_t status = tb_gpu_follow_application();
     if (status != cudaSuccess)
         return status;
@@ -235,6 +235,14 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
             written = 0; /* put back from the copy; with beta == 0 nothing needs to be */
     }
     progress->c_written = fault != TB_FAULT_NONE && written && (resident & TB_RESIDENT_C);
+    /* A failed call may go on to the CPU BLAS, which reads managed operands in place: the host waits
+     * first for the application's work the GPU was to wait for (queued on the stream, and with it
+     * whatever the failed attempts left there). */
+    if (fault == TB_FAULT_CALL || fault == TB_FAULT_NO_MEMORY) {
+        const cudaError_t synced = cudaStreamSynchronize(tb_gpu_stream());
+        if (fault_of(synced) == TB_FAULT_CONTEXT)
+            fault = fault_of(*status = synced);
+    }
     return fault;
 }
 
