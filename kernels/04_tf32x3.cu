@@ -426,7 +426,8 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
         return cudaSuccess;
     if (k == 0 || args->alpha == 0.0f)
         return tb_launch_best(args, stream);
-    if (args->workspace_floats < tb_tf32x3_workspace_floats(args)) {
+    /* The tensor maps need the parts 16-byte aligned: so is every workspace the paths hand over. */
+    if (args->workspace_floats < tb_tf32x3_workspace_floats(args) || (uintptr_t)args->workspace % 16 != 0) {
         ran_fp32 = 1;
         return tb_launch_best(args, stream);
     }

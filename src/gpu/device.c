@@ -99,14 +99,15 @@ static void after_fork_in_child(void)
 }
 
 /* TILEDBLAS_KERNEL's rung, or the default with a warning for a name the ladder does not have: asked
- * once, where a GPU is usable, since only there does the kernel matter. */
-static int configured_kernel(void)
+ * once, where a GPU is usable, since only there does the kernel matter. `tensor`: the first device
+ * runs the tensor-core rung (found while its context was current). */
+static int configured_kernel(int tensor)
 {
     const char *name = tb_config_get()->kernel;
     if (!name[0])
         return TB_KERNEL_DEFAULT;
     const int id = tb_kernel_from_name(name);
-    if (id == TB_KERNEL_TF32X3 && !tb_tf32x3_supported()) {
+    if (id == TB_KERNEL_TF32X3 && !tensor) {
         tb_warn("ignoring TILEDBLAS_KERNEL=%s (this GPU has no tensor-core path; using %s)", name,
                 tb_kernel_name(TB_KERNEL_DEFAULT));
         return TB_KERNEL_DEFAULT;
@@ -175,7 +176,7 @@ static cudaError_t start_gpu(void)
     pthread_mutex_unlock(&gpu.reasons);
     if (status != cudaSuccess)
         return status;
-    gpu.kernel = configured_kernel();
+    gpu.kernel = configured_kernel(devices[gpu.device].tensor);
     atomic_store(&gpu.usable, 1);
     return cudaSuccess;
 }
@@ -351,7 +352,8 @@ int tb_gpu_kernel(void)
 int tb_gpu_call_kernel(void)
 {
     if (atomic_load_explicit(&tb_config_get()->math, memory_order_relaxed) != TILEDBLAS_MATH_TENSOR)
-        return gpu.kernel;
+        /* TILEDBLAS_KERNEL=tf32x3 was checked on the first device only; another may not run it. */
+        return gpu.kernel == TB_KERNEL_TF32X3 && !current_device()->tensor ? TB_KERNEL_DEFAULT : gpu.kernel;
     if (current_device()->tensor)
         return TB_KERNEL_TF32X3;
     TB_WARN_ONCE("TILEDBLAS_MATH=tensor: this GPU has no tensor-core path (it needs a build for sm_90a and "
