@@ -33,11 +33,24 @@ static cudaError_t allocate_pinned(void **p, size_t bytes)
     return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
 }
 
+/* Stream-ordered where the device allows it: cudaFree would wait for the whole device, the
+ * application's work on its other streams included. The copy is used on tb_gpu_stream() alone. */
+static cudaError_t allocate_ordered(void **p, size_t bytes)
+{
+    return tb_gpu_stream_ordered() ? cudaMallocAsync(p, bytes, tb_gpu_stream()) : cudaMalloc(p, bytes);
+}
+
+static cudaError_t release_ordered(void *p)
+{
+    return tb_gpu_stream_ordered() ? cudaFreeAsync(p, tb_gpu_stream()) : cudaFree(p);
+}
+
 static kept_buffer workspaces[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
 static kept_buffer pinned_buffers[TB_GPU_LANES] = {{NULL, 0, allocate_pinned, cudaFreeHost},
                                                    {NULL, 0, allocate_pinned, cudaFreeHost}};
 /* A copy of a C in device memory taken before the kernel writes it (tb_gpu_c_copy). */
-static kept_buffer c_copies[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
+static kept_buffer c_copies[TB_GPU_LANES] = {{NULL, 0, allocate_ordered, release_ordered},
+                                             {NULL, 0, allocate_ordered, release_ordered}};
 _Static_assert(TB_GPU_LANES == 2, "one initialiser per lane");
 
 /* Leave the driver and the application this much of the device, at least 256 MB. */

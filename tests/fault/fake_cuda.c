@@ -53,6 +53,7 @@ static struct {
     int devices, only_device; /* the devices reported; the one whose calls are counted (-1: all) */
     cudaError_t sticky[FAKE_MAX_DEVICES], last; /* a lost context is lost on its device alone */
     long launches[FAKE_MAX_DEVICES];
+    long device_waits; /* calls that wait for the whole device (fake_device_waits) */
     int unloading;
     size_t device_bytes, device_peak; /* the library's live device memory, and its most since the reset */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -120,6 +121,7 @@ void fake_reset(size_t free_bytes)
         fake.sticky[d] = cudaSuccess;
         fake.launches[d] = 0;
     }
+    fake.device_waits = 0;
     fake.last = pending = cudaSuccess;
     current_context = NULL;
     fake.unloading = 0;
@@ -183,6 +185,14 @@ long fake_launches(int device)
     const long launches = device >= 0 && device < FAKE_MAX_DEVICES ? fake.launches[device] : 0;
     pthread_mutex_unlock(&fake.lock);
     return launches;
+}
+
+long fake_device_waits(void)
+{
+    pthread_mutex_lock(&fake.lock);
+    const long waits = fake.device_waits;
+    pthread_mutex_unlock(&fake.lock);
+    return waits;
 }
 
 /* --- the registry (under fake.lock) --- */
@@ -556,9 +566,14 @@ cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
     LOCKED(stream_sync(stream, "cudaStreamQuery"));
 }
+static cudaError_t device_synchronise(void)
+{
+    fake.device_waits++;
+    return synchronise("cudaDeviceSynchronize");
+}
 cudaError_t cudaDeviceSynchronize(void)
 {
-    LOCKED(synchronise("cudaDeviceSynchronize"));
+    LOCKED(device_synchronise());
 }
 
 static cudaError_t event_sync(cudaEvent_t event, const char *name)
@@ -680,12 +695,14 @@ cudaError_t cudaMallocManaged(void **p, size_t size, unsigned flags)
     LOCKED(allocate(p, size, FAKE_MANAGED, "cudaMallocManaged"));
 }
 
+/* cudaFree and cudaFreeHost wait for the whole device first; cudaFreeAsync does not. */
 static cudaError_t release(void *p, unsigned kinds, const char *what)
 {
     int kind;
     size_t bytes;
     if (!p)
         return quiet();
+    fake.device_waits += strcmp(what, "cudaFreeAsync") != 0;
     if (!remove_allocation(p, kinds, &kind, &bytes))
         die("%s: %p is not the start of a live allocation of its kind", what, p);
     unmap(p, bytes);

@@ -51,6 +51,8 @@ long fake_alloc_sites(void);
 int fake_fired(void);
 /* Kernels launched with `device` current since the reset. */
 long fake_launches(int device);
+/* Calls since the reset that wait for the whole device: cudaDeviceSynchronize, cudaFree, cudaFreeHost. */
+long fake_device_waits(void);
 
 /* Memory the test owns, outside the counting, on the calling thread's current device. */
 void *fake_alloc(fake_kind kind, size_t bytes);

@@ -15,6 +15,7 @@
  *   fault_sweep --case NAME    one scenario: half-registered,
  *                              deferred-oom-managed, unloading-in-flight,
  *                              device-cap (TILEDBLAS_DEVICE_MB holds),
+ *                              no-device-wait (device calls under a cap),
  *                              exit-in-flight (main returns under calls),
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
@@ -497,6 +498,39 @@ static int sweep(long stride)
 
 /* --- the scenarios of single defects --- */
 
+/*
+ * Calls on device operands with beta != 0 under TILEDBLAS_DEVICE_MB, which copy C before the kernel:
+ * once the GPU has started, a call must not wait for the whole device (cudaFree,
+ * cudaDeviceSynchronize), which would wait for the application's work on its other streams too.
+ */
+static int no_device_wait(void)
+{
+    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 40, 0.5f, 0, 1};
+    setenv("TILEDBLAS_DEVICE_MB", "64", 1);
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    gemm g;
+    gemm_make(&g, &cfg, 4242u);
+    int bad = 0;
+    long waits = 0;
+    /* The first call starts the GPU; the next two are counted. */
+    for (int i = 0; i < 3; i++) {
+        memcpy(g.c.data, g.c0, g.c.count * sizeof(float));
+        const long before = fake_device_waits();
+        gemm_run(&g, g.c.data);
+        waits += i ? fake_device_waits() - before : 0;
+        if (gemm_verdict(&g) != 1) {
+            printf("FAIL no-device-wait: call %d: C wrong\n", i + 1);
+            bad = 1;
+        }
+    }
+    if (waits) {
+        printf("FAIL no-device-wait: two calls waited for the whole device %ld times\n", waits);
+        bad = 1;
+    }
+    return bad;
+}
+
 static int scenario(const char *name)
 {
     if (strcmp(name, "half-registered") == 0) {
@@ -519,6 +553,8 @@ static int scenario(const char *name)
         device_cap = (size_t)1 << 20;
         for (int i = 0; i < 3; i++)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
+    } else if (strcmp(name, "no-device-wait") == 0) {
+        failures += no_device_wait();
     } else if (strcmp(name, "exit-in-flight") == 0) {
         failures += fault_exit_in_flight();
     } else if (strcmp(name, "many-threads") == 0) {
