@@ -1,5 +1,6 @@
 /*
- * --kernels: every rung of the ladder and cuBLAS, on device memory.
+ * --kernels: every rung of the ladder and cuBLAS, on device memory; where the
+ * tensor-core rung runs, also cuBLAS on TF32 tensor cores, its ceiling.
  * --tune: the same with the tile shapes behind the regtile and multistage rungs
  * instead of the ladder, named "reg 256x128x8", "multi 128x128x16", ..., then
  * the multistage shapes again with their stream-K tails, "sk 256x128x32", ...
@@ -33,6 +34,7 @@ typedef struct kernels_run {
     int regtile_shapes; /* --tune: variants 0..regtile_shapes-1 are regtile's, then multistage's */
     int multistage_shapes; /* --tune: each twice, without and then with a stream-K tail */
     int cublas_id;     /* variants 0..cublas_id-1 are ours; cublas_id is cuBLAS */
+    int tf32_id;       /* cuBLAS on TF32 tensor cores, the tensor rung's ceiling; -1 with --tune */
     int variant;
     tb_gemm_args args; /* the column-major problem, device pointers */
     char error[64];    /* why the last call failed */
@@ -54,6 +56,8 @@ static void variant_name(const kernels_run *r, int variant, char *name, size_t s
 {
     if (variant == r->cublas_id)
         snprintf(name, size, "cublas");
+    else if (variant == r->tf32_id)
+        snprintf(name, size, "cublas-tf32");
     else if (!r->tune)
         snprintf(name, size, "%s", tb_kernel_name((tb_kernel_id)variant));
     else if (variant < r->regtile_shapes)
@@ -82,6 +86,17 @@ static int launch(kernels_run *r)
                                         (int)g->ldc);
         if (st != CUBLAS_STATUS_SUCCESS) {
             snprintf(r->error, sizeof r->error, "cublasSgemm: %s", cublasGetStatusString(st));
+            return -1;
+        }
+        return 0;
+    }
+    if (r->variant == r->tf32_id) {
+        cublasStatus_t st = cublasGemmEx(r->cublas, cublas_op(g->trans_a), cublas_op(g->trans_b), (int)g->m,
+                                         (int)g->n, (int)g->k, &g->alpha, g->a, CUDA_R_32F, (int)g->lda, g->b,
+                                         CUDA_R_32F, (int)g->ldb, &g->beta, g->c, CUDA_R_32F, (int)g->ldc,
+                                         CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            snprintf(r->error, sizeof r->error, "cublasGemmEx: %s", cublasGetStatusString(st));
             return -1;
         }
         return 0;
@@ -177,7 +192,7 @@ static int check_variant(kernels_run *r, const bench_case *bc, const kernels_buf
     if (e.nonfinite) {
         snprintf(why, sizeof why, "%llu of %zu outputs NaN/Inf", e.nonfinite, d->nc);
         fail(row, why);
-    } else if (!(row->error <= error_tolerance(bc->k))) {
+    } else if (variant != r->tf32_id && !(row->error <= error_tolerance(bc->k))) {
         snprintf(why, sizeof why, "error above %.1e", error_tolerance(bc->k));
         fail(row, why);
     }
@@ -295,11 +310,15 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
 
         CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, r->stream));
         CUDA_CHECK(cudaStreamSynchronize(r->stream));
-        /* The variants this GPU and build offer (the tensor-core rung needs sm_90a), cuBLAS last. */
-        int *variants = bench_xmalloc(sizeof *variants * (size_t)(r->cublas_id + 1)), count = 0;
-        for (int v = 0; v <= r->cublas_id; v++)
-            if (r->tune || v != TB_KERNEL_TF32X3 || tb_tf32x3_supported())
+        /* The variants this GPU and build offer (the tensor-core rung needs sm_90a), then cuBLAS, then
+         * (with the rung) cuBLAS on TF32 tensor cores. */
+        const int tensor = !r->tune && tb_tf32x3_supported(), last = tensor ? r->tf32_id : r->cublas_id;
+        int *variants = bench_xmalloc(sizeof *variants * (size_t)(last + 1)), count = 0, cublas_at = 0;
+        for (int v = 0; v <= last; v++)
+            if (r->tune || v != TB_KERNEL_TF32X3 || tensor) {
+                cublas_at = v == r->cublas_id ? count : cublas_at;
                 variants[count++] = v;
+            }
         /* Adding a row may move the table: the case's rows are added first, then pointed to. */
         bench_row **rows = bench_xmalloc(sizeof *rows * (size_t)count);
         for (int v = 0; v < count; v++) {
@@ -317,8 +336,8 @@ static int run_shape(kernels_run *r, const bench_opts *o, bench_shape s, bench_t
         time_variants(r, o, &bc, &d, rows, variants, count);
         free(rows);
         free(variants);
-        /* The ratios of this case are to cuBLAS's row, the last. */
-        const bench_row *cublas = &t->rows[first + (size_t)count - 1];
+        /* The ratios of this case are to cuBLAS's row. */
+        const bench_row *cublas = &t->rows[first + (size_t)cublas_at];
         if (cublas->gflops > 0.0)
             for (size_t j = first; j < t->len; j++)
                 t->rows[j].ratio = t->rows[j].gflops / cublas->gflops;
@@ -344,6 +363,7 @@ int bench_kernels(const bench_opts *o, bench_table *t)
     r.regtile_shapes = tb_regtile_shape_count();
     r.multistage_shapes = tb_multistage_shape_count();
     r.cublas_id = r.tune ? r.regtile_shapes + 2 * r.multistage_shapes : TB_KERNEL_COUNT;
+    r.tf32_id = r.tune ? -1 : r.cublas_id + 1;
     CUDA_CHECK(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreate(&r.start));
     CUDA_CHECK(cudaEventCreate(&r.stop));
@@ -356,6 +376,9 @@ int bench_kernels(const bench_opts *o, bench_table *t)
 
     printf("baseline: cuBLAS %d.%d.%d cublasSgemm, CUBLAS_DEFAULT_MATH (FP32, no TF32)\n",
            version / 10000, version / 100 % 100, version % 100);
+    if (!r.tune && tb_tf32x3_supported())
+        printf("ceiling of the tensor rung: cublas-tf32, cublasGemmEx with CUBLAS_COMPUTE_32F_FAST_TF32 "
+               "(TF32 tensor cores, not FP32-accurate: its error is not checked)\n");
     printf("timing: CUDA events, median of up to %d calls after a checked call, the variants of a case "
            "called in turn\n", o->reps);
     printf("rel.err: ||C - C_ref||_F / ||C_ref||_F, C_ref from an FP64 GPU kernel\n");

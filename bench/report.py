@@ -131,7 +131,7 @@ class Data:
 
     def default_gpu(self, shape):
         """tiledblas on the GPU path with the library's defaults, host to host, at a shape."""
-        for step in ("e2e-gpu", "e2e-8192"):
+        for step in ("e2e-gpu", "e2e-8192", "e2e-16384"):
             row = self.one(step, "tiledblas:gpu", shape)
             if row:
                 return row
@@ -283,7 +283,8 @@ def section_method(d):
         "",
         "- **Kernels** (`tiledblas-bench --kernels`): each rung of the kernel ladder and cuBLAS's "
         "`cublasSgemm` (FP32, `CUBLAS_DEFAULT_MATH`, no TF32) on the same device buffers, timed with "
-        "CUDA events around each call. After one checked call each (relative Frobenius error against "
+        "CUDA events around each call; beside the tensor-core rung, cuBLAS on TF32 tensor cores "
+        "(`cublasGemmEx`, `CUBLAS_COMPUTE_32F_FAST_TF32`, not FP32-accurate) as its ceiling. After one checked call each (relative Frobenius error against "
         "an FP64 reference computed on the GPU), the variants of a case are timed in rounds, each "
         "round starting one variant further on, so that clock and temperature drift fall on all of "
         "them alike; each variant gets up to 20 calls (fewer when a call is slow, about 2 s per "
@@ -353,7 +354,7 @@ def ladder_rows(d):
     """Each rung and cuBLAS by size: TFLOP/s (x cuBLAS)."""
     rows = []
     for v in d.variants("kernels"):
-        cells = [f"`{v}`" if v != "cublas" else "cuBLAS"]
+        cells = [{"cublas": "cuBLAS", "cublas-tf32": "cuBLAS TF32 (not FP32-accurate)"}.get(v, f"`{v}`")]
         for s in d.shapes("kernels"):
             r = d.one("kernels", v, s)
             ratio = "" if v == "cublas" or not r else f" ({fmt_ratio(r['ratio'])})"
@@ -518,7 +519,22 @@ def section_api(d):
         lines += ["### Tensor math", "",
                   "The same with `TILEDBLAS_MATH=tensor`: tiledblas on the tensor cores at FP32-level accuracy, "
                   "against cuBLAS's FP32 SGEMM.", "", table(head, api_rows(d, "api-tensor")), ""]
+    if d.has("api-tensor-ops"):
+        lines += ["Every transpose, row-major (the kernel sees each of its four operand orders), with "
+                  "`TILEDBLAS_MATH=tensor`:", "",
+                  table(["M×N×K", "op", "tiledblas ms", "cuBLAS ms", "× cuBLAS"], api_ops_rows(d, "api-tensor-ops"),
+                        ["l", "l", "r", "r", "r"]), ""]
     return lines
+
+
+def api_ops_rows(d, step):
+    """Per shape and layout-transpose: tiledblas and cuBLAS on device pointers."""
+    rows = []
+    for r in d.select(step=step, variant="tiledblas", op=None):
+        theirs = d.one(step, "cublas", r["shape"], op=r["op"])
+        rows.append([shape_name(r["shape"]), r["op"], fmt_ms(r["ms"] if r["ms"] > 0 else None),
+                     fmt_ms(val(theirs, "ms")), fmt_ratio(r["ratio"])])
+    return rows
 
 
 def openblas_label(env):
@@ -594,6 +610,15 @@ def thread_rows(d):
     return [row(s) for s in d.shapes("e2e-threads")]
 
 
+def tensor_e2e_rows(d):
+    """Host to host: the FP32 math (its own steps) and the tensor math, by size."""
+    def row(s):
+        fp32, tensor = d.default_gpu(s), d.one("e2e-tensor", "tiledblas:gpu", s)
+        return [shape_name(s), fmt_ms(val(fp32, "ms")), fmt_tflops(val(fp32, "tflops")), fmt_ms(val(tensor, "ms")),
+                fmt_tflops(val(tensor, "tflops")), fmt_ratio(fp32 and tensor and fp32["ms"] / tensor["ms"])]
+    return [row(s) for s in d.shapes("e2e-tensor")]
+
+
 def section_e2e(d):
     env = d.env
     lines = ["## cblas_sgemm host to host", ""]
@@ -610,6 +635,10 @@ def section_e2e(d):
                         ["size", "tiledblas gpu ms", "NVBLAS ms", "NVBLAS TFLOP/s", "× NVBLAS"],
                         "NVIDIA's NVBLAS on the same host buffers, configured as its documentation advises "
                         "(see Method).", "NVBLAS")
+    lines += subsection("Tensor math", tensor_e2e_rows(d),
+                        ["size", "FP32 ms", "FP32 TFLOP/s", "tensor ms", "tensor TFLOP/s", "tensor × FP32"],
+                        "`TILEDBLAS_MATH=tensor` against the default FP32 math, `TILEDBLAS_DEVICE=gpu`, each from "
+                        "its own step: how much of the faster kernel the pipeline lets through.", "tensor math")
     lines += subsection("beta = 1", beta_rows(d), ["size", "beta = 0 ms", "beta = 1 ms", "time beta = 1 / beta = 0"],
                         "`C = AB + C` reads C from the host as well; the two alternate call by call.")
     lines += subsection("The plain-copy baseline", pageable_rows(d),
@@ -808,7 +837,8 @@ def plot_ladder(d, path):
     if not rows:
         return False
     xs, series = grouped(rows, lambda r: shape_name(r["shape"]),
-                         lambda r: "cuBLAS" if r["variant"] == "cublas" else r["variant"], lambda r: r["tflops"])
+                         lambda r: {"cublas": "cuBLAS", "cublas-tf32": "cuBLAS TF32"}.get(r["variant"], r["variant"]),
+                         lambda r: r["tflops"])
     chart(path, xs, series, "TFLOP/s (log)",
           f"SGEMM kernels on device memory, row-major NN, {gpu_name(d.env)} (CUDA events, medians)", width=10)
     return True

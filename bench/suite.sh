@@ -122,7 +122,7 @@ failed=()  # steps that ran and failed
 not_run=() # steps not started
 # Every benchmark step in the order of bench.csv.
 all_bench_steps=(kernels e2e-gpu e2e-auto e2e-8192 e2e-beta e2e-nvblas e2e-pageable e2e-copy8 e2e-copy12
-    e2e-threads timeline api api-random api-tensor accuracy policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
+    e2e-threads e2e-tensor e2e-16384 timeline api api-random api-tensor api-tensor-ops accuracy policy policy-parked policy-large kernel-shapes kernel-tails kernel-trans-row
     kernel-trans-col tune numpy)
 
 : >"$OUT/build.log"
@@ -452,6 +452,11 @@ if want bench; then
     # Four threads calling at once against the same calls one at a time.
     bench e2e-threads 15 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 256,512,1024,2048,4096 --threads 4 \
         --no-openblas --reps 10
+    # Host to host with the tensor math against the FP32 math: 4096 and 8192 from e2e-gpu and
+    # e2e-8192, 16384 here, where the FP32 kernel bounds the pipeline.
+    bench e2e-tensor 40 TILEDBLAS_DEVICE=gpu TILEDBLAS_MATH=tensor -- --e2e --sizes 4096,8192,16384 \
+        --no-openblas --reps 5
+    bench e2e-16384 30 TILEDBLAS_DEVICE=gpu -- --e2e --sizes 16384 --no-openblas --reps 5
     # Where the time of one call goes, stage by stage.
     bench timeline 10 TILEDBLAS_DEVICE=gpu -- --timeline --sizes 2048,4096,8192 --reps 5
     # cblas_sgemm on device pointers against cublasSgemm as a user times them: the listed shapes, then
@@ -461,6 +466,8 @@ if want bench; then
     bench api-random 30 -- --api --layout col --reps 10 --random 16
     bench api-tensor 30 TILEDBLAS_MATH=tensor -- --api --layout col --reps 10 \
         --sizes 2048,4096,8192,4097x4095x4099
+    bench api-tensor-ops 30 TILEDBLAS_MATH=tensor -- --api --layout row --trans NN,NT,TN,TT --reps 10 \
+        --sizes 4096,8192
     # The error of both maths beside cuBLAS's SGEMM and TF32, on five kinds of input, K from 16 to 16384.
     bench accuracy 60 -- --accuracy --sizes 512x512x16,512x512x128,512x512x1024,512x512x4096,512x512x16384
 fi
@@ -527,7 +534,7 @@ if want sanitize; then
     # Stream-K tails (on 132 SMs): tiles cut in two pieces, and in about six.
     sanitize memcheck-stream-k 100 memcheck "$BENCH" \
         --kernels --sizes 2304x2304x1029,2176x2176x4100 --trans NN,TT --reps 1
-    for kernel in naive tiled16 tiled32 regtile multistage best; do
+    for kernel in naive tiled16 tiled32 regtile multistage tf32x3 best; do
         TILEDBLAS_DEVICE=gpu TILEDBLAS_KERNEL=$kernel sanitize "memcheck-$kernel" 10 memcheck \
             "$(test_program test_sgemm_grid)" --max-dim 65
     done
