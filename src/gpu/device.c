@@ -37,8 +37,8 @@ typedef struct {
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     int stream_ordered;          /* cudaMallocAsync works here */
     int tensor;                  /* the tensor-core rung runs here (tb_tf32x3_supported) */
-    cudaStream_t stream;         /* the direct path's, on the first lane */
-    cudaEvent_t application;     /* recorded on the legacy default stream, waited for by `stream` */
+    cudaStream_t streams[TB_GPU_LANES]; /* the direct path's, one per lane */
+    cudaEvent_t application;            /* recorded on the legacy default stream, waited for by a stream */
 } device_state;
 
 enum { DEVICE_UNMADE, DEVICE_READY, DEVICE_FAILED };
@@ -118,7 +118,7 @@ static int configured_kernel(int tensor)
     return TB_KERNEL_DEFAULT;
 }
 
-/* The current device's state, its primary context current: its limits and its stream. */
+/* The current device's state, its primary context current: its limits and its streams. */
 static cudaError_t make_device(device_state *state, int device)
 {
     int pitch = 0, pools = 0;
@@ -127,9 +127,11 @@ static cudaError_t make_device(device_state *state, int device)
     if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) != cudaSuccess ||
         (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess ||
         (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
-        (status = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking)) != cudaSuccess ||
         (status = cudaEventCreateWithFlags(&state->application, cudaEventDisableTiming)) != cudaSuccess)
         return status;
+    for (int lane = 0; lane < TB_GPU_LANES; lane++)
+        if ((status = cudaStreamCreateWithFlags(&state->streams[lane], cudaStreamNonBlocking)) != cudaSuccess)
+            return status;
     state->max_pitch = (size_t)pitch;
     state->stream_ordered = pools != 0;
     state->tensor = tb_tf32x3_supported();
@@ -373,7 +375,7 @@ size_t tb_gpu_kept_bytes(void)
 
 cudaStream_t tb_gpu_stream(void)
 {
-    return current_device()->stream;
+    return current_device()->streams[tb_gpu_lane()];
 }
 
 /*
@@ -384,7 +386,7 @@ cudaError_t tb_gpu_follow_application(void)
 {
     const device_state *state = current_device();
     const cudaError_t status = cudaEventRecord(state->application, cudaStreamLegacy);
-    return status == cudaSuccess ? cudaStreamWaitEvent(state->stream, state->application, 0) : status;
+    return status == cudaSuccess ? cudaStreamWaitEvent(tb_gpu_stream(), state->application, 0) : status;
 }
 
 int tb_gpu_stream_ordered(void)

@@ -26,7 +26,7 @@ int tb_gpu_call_kernel(void);
 size_t tb_gpu_max_pitch(void);
 /* Device bytes kept allocated between calls, both lanes together; more is released after a call. */
 size_t tb_gpu_kept_bytes(void);
-/* The stream of the direct path and of the kernel's timing, on the first lane. */
+/* The direct path's stream on the calling thread's lane (the first lane's also times the kernel). */
 cudaStream_t tb_gpu_stream(void);
 /*
  * Orders the direct path's stream after the work the application queued

@@ -94,6 +94,10 @@ static cudaError_t release_own(float *base)
 static cudaError_t take_workspace(size_t floats, int64_t *scratch, float **base, float **own)
 {
     if (tb_gpu_on_first_device()) {
+        /* A workspace released after the call would cost a wait for the whole device (cudaFree): where
+         * the lane keeps none, split-K goes without its scratch. */
+        if (*scratch && !tb_gpu_lane_keeps_workspace())
+            *scratch = 0;
         if (*scratch && !tb_gpu_device_fits(floats + (size_t)*scratch))
             *scratch = 0;
         if (!tb_gpu_device_fits(floats + (size_t)*scratch))

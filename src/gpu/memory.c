@@ -226,6 +226,11 @@ static cudaError_t release(kept_buffer *buffer)
     return status;
 }
 
+int tb_gpu_lane_keeps_workspace(void)
+{
+    return tb_gpu_lane() == 0 || !tb_config_get()->device_mb;
+}
+
 /* Under a device cap the second lane keeps nothing between calls: the first would have less for good. */
 cudaError_t tb_gpu_release_large_workspace(void)
 {
@@ -237,7 +242,7 @@ cudaError_t tb_gpu_release_large_workspace(void)
         if (status != cudaSuccess)
             return status;
     }
-    const int capped_second = lane != 0 && tb_config_get()->device_mb;
+    const int capped_second = !tb_gpu_lane_keeps_workspace();
     /* Another lane holding more than is kept releases it itself, at the end of its call. */
     const size_t others = held_by_other_lanes(lane), kept = tb_gpu_kept_bytes();
     if (workspace->bytes + (others > kept ? 0 : others) <= kept && !(capped_second && workspace->bytes))

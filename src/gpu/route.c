@@ -84,30 +84,44 @@ static cudaError_t run_on_host_operands(const tb_call *call, unsigned pinned, in
     return status;
 }
 
+/* Every operand the call reads or writes in device memory: nothing crosses the bus. */
+static int device_operands_only(const tb_call *call, unsigned resident)
+{
+    const int reads_ab = call->alpha != 0.0f && call->k > 0;
+    const unsigned used = TB_RESIDENT_C | (reads_ab ? TB_RESIDENT_A | TB_RESIDENT_B : 0u);
+    return (resident & used) == used;
+}
+
 /*
  * Whether the second lane may run the call, as far as its pinned staging (a
- * fixed share) tells before holding it: host operands, staged whole or, when
- * large enough to pipeline, as the first lane would (second_lane_runs then
- * asks the device).
+ * fixed share) tells before holding it: device operands alone in the FP32
+ * math (the direct path on the lane's own stream, whose only memory is a copy
+ * of C and split-K's scratch); host operands, staged whole or, when large
+ * enough to pipeline, as the first lane would (second_lane_runs then asks the
+ * device). Calls with some operands on the host, and the tensor math, whose
+ * split operands take a large workspace, run on the first.
  */
-static int second_lane_can_take(const tb_call *call, unsigned resident)
+static int second_lane_can_take(const tb_call *call, unsigned resident, int kernel)
 {
     if (resident)
-        return 0;
+        return device_operands_only(call, resident) && kernel != TB_KERNEL_TF32X3;
     const int64_t floats = is_large(call) ? tb_pipeline_unlimited_pinned_floats(call) : tb_staged_pinned_floats(call);
     return floats > 0 && (size_t)floats <= tb_gpu_pinned_budget_of(1);
 }
 
 /*
- * Holding the second lane: whether its buffers can grow to the call, staged,
- * or pipelined as the first lane would (one row block, the widest panels).
+ * Holding the second lane: device operands, always; host operands, whether
+ * its buffers can grow to the call, staged, or pipelined as the first lane
+ * would (one row block, the widest panels).
  * Two pipelined calls then run at once, each one's host copies beside the
  * other's transfers and kernels. A plan cut down to the second lane's
  * smaller pinned share would cost more: B over the bus once per row block,
  * or narrow panels, whose kernels fill the GPU poorly.
  */
-static int second_lane_runs(const tb_call *call, int kernel, tb_pipeline_plan *plan)
+static int second_lane_runs(const tb_call *call, unsigned resident, int kernel, tb_pipeline_plan *plan)
 {
+    if (resident)
+        return 1;
     if (!is_large(call))
         return tb_staged_fits(call, kernel);
     return tb_pipeline_plan_for(call, kernel, plan) && tb_pipeline_plan_is_unlimited(call, plan);
@@ -271,8 +285,9 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
-    cudaError_t status = begin_turn(&turn, second_lane_can_take(call, resident) ? TB_EITHER_LANE : TB_FIRST_LANE);
-    if (status == cudaSuccess && tb_gpu_lane() != 0 && !second_lane_runs(call, kernel, &admitted)) {
+    cudaError_t status =
+        begin_turn(&turn, second_lane_can_take(call, resident, kernel) ? TB_EITHER_LANE : TB_FIRST_LANE);
+    if (status == cudaSuccess && tb_gpu_lane() != 0 && !second_lane_runs(call, resident, kernel, &admitted)) {
         /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
         end_turn(&turn, TB_FAULT_NONE, cudaSuccess, 1);
         status = begin_turn(&turn, TB_FIRST_LANE);

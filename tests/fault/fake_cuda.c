@@ -424,8 +424,49 @@ static void check_event(cudaEvent_t event, const char *what)
         die("%s: event %p is not a live event", what, (void *)event);
 }
 
+/* Launches held by fake_hold_next_launch, outside fake.lock: other threads' calls go on meanwhile. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int held, released;
+} holding = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+static _Thread_local int hold_next;
+
+void fake_hold_next_launch(void)
+{
+    pthread_mutex_lock(&holding.lock);
+    holding.released = 0;
+    pthread_mutex_unlock(&holding.lock);
+    hold_next = 1;
+}
+
+void fake_release_launches(void)
+{
+    pthread_mutex_lock(&holding.lock);
+    holding.released = 1;
+    pthread_cond_broadcast(&holding.changed);
+    pthread_mutex_unlock(&holding.lock);
+}
+
+int fake_held_launches(void)
+{
+    pthread_mutex_lock(&holding.lock);
+    const int held = holding.held;
+    pthread_mutex_unlock(&holding.lock);
+    return held;
+}
+
 cudaError_t fake_launch(cudaStream_t stream)
 {
+    if (hold_next) {
+        hold_next = 0;
+        pthread_mutex_lock(&holding.lock);
+        holding.held++;
+        while (!holding.released)
+            pthread_cond_wait(&holding.changed, &holding.lock);
+        holding.held--;
+        pthread_mutex_unlock(&holding.lock);
+    }
     pthread_mutex_lock(&fake.lock);
     check_stream_here(stream, "launch");
     const cudaError_t status = enter("launch", 0, NULL);

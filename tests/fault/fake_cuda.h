@@ -53,6 +53,11 @@ int fake_fired(void);
 long fake_launches(int device);
 /* Calls since the reset that wait for the whole device: cudaDeviceSynchronize, cudaFree, cudaFreeHost. */
 long fake_device_waits(void);
+/* The calling thread's next kernel launch waits, before it runs, until fake_release_launches(); the
+ * launches waiting so. */
+void fake_hold_next_launch(void);
+void fake_release_launches(void);
+int fake_held_launches(void);
 
 /* Memory the test owns, outside the counting, on the calling thread's current device. */
 void *fake_alloc(fake_kind kind, size_t bytes);

@@ -120,3 +120,80 @@ int fault_many_threads(void)
     }
     return 0;
 }
+
+/* --- a call on device operands beside another --- */
+
+#define LANES_WAIT_SECONDS 10
+
+static atomic_int second_done;
+
+/* The first call, its kernel held until the test releases it. */
+static void *call_held(void *arg)
+{
+    gemm *g = arg;
+    fake_hold_next_launch();
+    gemm_run(g, g->c.data);
+    return NULL;
+}
+
+static void *call_and_flag(void *arg)
+{
+    gemm *g = arg;
+    gemm_run(g, g->c.data);
+    atomic_store(&second_done, 1);
+    return NULL;
+}
+
+/* Polls every 10 ms for up to LANES_WAIT_SECONDS: for `done`, or with NULL for a held launch. */
+static int wait_for(atomic_int *done)
+{
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < LANES_WAIT_SECONDS * 100; i++) {
+        if (done ? atomic_load(done) : fake_held_launches() == 1)
+            return 1;
+        nanosleep(&tick, NULL);
+    }
+    return 0;
+}
+
+/*
+ * Two threads' calls on device operands (beta != 0, so C is copied first): while the first call's kernel
+ * is held, on the first lane, the second call must finish, on the second lane; then the first finishes.
+ * Both C right. Were the second to wait for the first lane, it would finish only after the release.
+ */
+int fault_device_lanes(void)
+{
+    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 40, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    gemm first, second;
+    gemm_make(&first, &cfg, 31u);
+    gemm_make(&second, &cfg, 37u);
+    gemm_run(&first, first.c.data); /* CUDA starts outside the test */
+    memcpy(first.c.data, first.c0, first.c.count * sizeof(float));
+
+    pthread_t held, beside;
+    if (pthread_create(&held, NULL, call_held, &first) != 0)
+        return 1;
+    const int was_held = wait_for(NULL);
+    if (pthread_create(&beside, NULL, call_and_flag, &second) != 0)
+        return 1;
+    const int finished_beside = was_held && wait_for(&second_done);
+    fake_release_launches();
+    pthread_join(held, NULL);
+    pthread_join(beside, NULL);
+
+    int failed = 0;
+    if (!was_held) {
+        printf("FAIL device-lanes: the first call's kernel was never launched\n");
+        failed = 1;
+    } else if (!finished_beside) {
+        printf("FAIL device-lanes: the second call did not finish in %d s beside the first\n", LANES_WAIT_SECONDS);
+        failed = 1;
+    }
+    if (gemm_verdict(&first) != 1 || gemm_verdict(&second) != 1) {
+        printf("FAIL device-lanes: C wrong (first %d, second %d)\n", gemm_verdict(&first), gemm_verdict(&second));
+        failed = 1;
+    }
+    return failed;
+}
