@@ -944,6 +944,11 @@ def readme_block(d):
         if k:
             rows.append([f"kernel on device memory, {shape_name(s)}", fmt_ms(k["ms"]), fmt_tflops(k["tflops"]),
                          "–", "–", fmt_ratio(k["ratio"])])
+    for s in (LADDER_SHAPE, "8192x8192x8192"):
+        k = d.one("kernels", "tf32x3", s)
+        if k:
+            rows.append([f"kernel on device memory, {shape_name(s)}, tensor math", fmt_ms(k["ms"]),
+                         fmt_tflops(k["tflops"]), "–", "–", fmt_ratio(k["ratio"])])
     if not rows:
         return ["Not measured yet: run `bench/suite.sh`, then `python3 bench/report.py suite-out`."]
     lines = [f"{gpu_name(env)}, `{reproduce(env)}`; SGEMM row-major NN, tiledblas "
