@@ -37,7 +37,7 @@ typedef struct {
     size_t kept_workspace_bytes; /* a larger workspace is released after the call */
     int stream_ordered;          /* cudaMallocAsync works here */
     int tensor;                  /* the tensor-core rung runs here (tb_tf32x3_supported) */
-    cudaStream_t streams[TB_GPU_LANES]; /* the direct path's, one per lane */
+    cudaStream_t streams[TB_GPU_LANES]; /* the direct path's: per lane on the first device, else one */
     cudaEvent_t application;            /* recorded on the legacy default stream, waited for by a stream */
 } device_state;
 
@@ -118,20 +118,26 @@ static int configured_kernel(int tensor)
     return TB_KERNEL_DEFAULT;
 }
 
-/* The current device's state, its primary context current: its limits and its streams. */
+/* The current device's state, its primary context current: its limits and its streams (one per lane on
+ * the first device; calls on another take no lane). After a failure nothing made is left behind. */
 static cudaError_t make_device(device_state *state, int device)
 {
     int pitch = 0, pools = 0;
     size_t free_bytes = 0, total_bytes = 0;
+    const int streams = device == gpu.device ? TB_GPU_LANES : 1;
     cudaError_t status;
-    if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) != cudaSuccess ||
-        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) != cudaSuccess ||
-        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) != cudaSuccess ||
-        (status = cudaEventCreateWithFlags(&state->application, cudaEventDisableTiming)) != cudaSuccess)
+    if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) == cudaSuccess &&
+        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) == cudaSuccess &&
+        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) == cudaSuccess)
+        status = cudaEventCreateWithFlags(&state->application, cudaEventDisableTiming);
+    for (int lane = 0; lane < streams && status == cudaSuccess; lane++)
+        status = cudaStreamCreateWithFlags(&state->streams[lane], cudaStreamNonBlocking);
+    if (status != cudaSuccess) {
+        tb_destroy_event(&state->application);
+        for (int lane = 0; lane < TB_GPU_LANES; lane++)
+            tb_destroy_stream(&state->streams[lane]);
         return status;
-    for (int lane = 0; lane < TB_GPU_LANES; lane++)
-        if ((status = cudaStreamCreateWithFlags(&state->streams[lane], cudaStreamNonBlocking)) != cudaSuccess)
-            return status;
+    }
     state->max_pitch = (size_t)pitch;
     state->stream_ordered = pools != 0;
     state->tensor = tb_tf32x3_supported();
@@ -375,7 +381,7 @@ size_t tb_gpu_kept_bytes(void)
 
 cudaStream_t tb_gpu_stream(void)
 {
-    return current_device()->streams[tb_gpu_lane()];
+    return call_device ? call_device->streams[0] : devices[gpu.device].streams[tb_gpu_lane()];
 }
 
 /*

@@ -94,10 +94,6 @@ static cudaError_t release_own(float *base)
 static cudaError_t take_workspace(size_t floats, int64_t *scratch, float **base, float **own)
 {
     if (tb_gpu_on_first_device()) {
-        /* A workspace released after the call would cost a wait for the whole device (cudaFree): where
-         * the lane keeps none, split-K goes without its scratch. */
-        if (*scratch && !tb_gpu_lane_keeps_workspace())
-            *scratch = 0;
         if (*scratch && !tb_gpu_device_fits(floats + (size_t)*scratch))
             *scratch = 0;
         if (!tb_gpu_device_fits(floats + (size_t)*scratch))
@@ -139,32 +135,50 @@ size_t tb_direct_copied_floats(const tb_call *call, unsigned resident)
     return copied_floats(&a) + copied_floats(&b) + copied_floats(&c);
 }
 
-static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel, float **own, int *launched)
+/*
+ * The launch's arguments before the workspace is taken, and the floats the host operands take in it:
+ * host operands get their packed leading dimensions and NULL placeholders, 256-byte aligned as their
+ * place in the workspace will be, so that the kernel's scratch is planned on what the launch will have.
+ */
+static tb_gemm_args plan_launch(const tb_call *call, operand *a, operand *b, operand *c, size_t *floats)
 {
     const int reads_ab = call->alpha != 0.0f && call->k > 0;
-    const int64_t m = call->m, n = call->n, k = reads_ab ? call->k : 0;
-    operand a, b, c;
-    describe_call(call, resident, &a, &b, &c);
-
     tb_gemm_args args = {
         .trans_a = call->trans_a, .trans_b = call->trans_b,
-        .m = m, .n = n, .k = k,
+        .m = call->m, .n = call->n, .k = reads_ab ? call->k : 0,
         .alpha = reads_ab ? call->alpha : 0.0f, .beta = call->beta,
     };
-    /* The workspace holds the host operands, packed, then the kernel's scratch. */
-    operand *staged[3] = {&a, &b, &c};
-    size_t floats = 0;
+    operand *staged[3] = {a, b, c};
+    *floats = 0;
     for (int i = 0; i < 3; i++)
         if (!staged[i]->resident) {
-            floats += copied_floats(staged[i]);
+            *floats += copied_floats(staged[i]);
             staged[i]->device_ld = staged[i]->rows > 0 ? staged[i]->rows : 1;
         }
-    /* The scratch is planned on the leading dimensions and alignment the launch will have (packed
-     * operands are 256-byte aligned, as their NULL placeholders are). Without room for it (split-K),
-     * the kernel runs unsplit. */
-    args.a = a.device, args.lda = a.device_ld;
-    args.b = b.device, args.ldb = b.device_ld;
-    args.c = c.device, args.ldc = c.device_ld;
+    args.a = a->device, args.lda = a->device_ld;
+    args.b = b->device, args.ldb = b->device_ld;
+    args.c = c->device, args.ldc = c->device_ld;
+    return args;
+}
+
+int64_t tb_direct_scratch_floats(const tb_call *call, unsigned resident, int kernel)
+{
+    operand a, b, c;
+    size_t floats;
+    describe_call(call, resident, &a, &b, &c);
+    const tb_gemm_args args = plan_launch(call, &a, &b, &c, &floats);
+    return tb_kernel_workspace_floats(kernel, &args);
+}
+
+static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel, float **own, int *launched)
+{
+    operand a, b, c;
+    describe_call(call, resident, &a, &b, &c);
+    /* The workspace holds the host operands, packed, then the kernel's scratch; without room for the
+     * scratch (split-K), the kernel runs unsplit. */
+    size_t floats;
+    tb_gemm_args args = plan_launch(call, &a, &b, &c, &floats);
+    operand *staged[3] = {&a, &b, &c};
     int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
     /* The application may still be writing resident operands on the default stream or a blocking one:
      * first, so that a failure from here on leaves the wait queued for run_resident's. */

@@ -14,6 +14,8 @@
 cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel, int *launched);
 /* Floats of workspace the call's operands not named in `resident` take, copied in. */
 size_t tb_direct_copied_floats(const tb_call *call, unsigned resident);
+/* Floats of scratch the call's launch of `kernel` asks for (split-K), besides the copied operands. */
+int64_t tb_direct_scratch_floats(const tb_call *call, unsigned resident, int kernel);
 /* The time of one n^3 launch of `kernel` on the workspace, in seconds (CUDA events, after a warm-up). */
 cudaError_t tb_direct_time_kernel(int kernel, int n, double *seconds);
 

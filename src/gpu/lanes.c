@@ -1,11 +1,12 @@
 /*
  * Calls take turns on the lanes of GPU resources (memory.c): each lane is
- * a device workspace and pinned staging of its own, held by one call at a
- * time. Every path runs on the first. The second takes calls on host memory
- * that its smaller share of the pinned staging can stage whole, or pipeline
- * as the first lane would (one row block, the widest panels), while the
- * first is busy, so that one call's host copies run beside another's
- * transfers and kernels. The kernel's timing takes both. Whoever needs more
+ * a device workspace, pinned staging and streams of its own, held by one
+ * call at a time. Every path runs on the first. While the first is busy,
+ * the second takes calls on device operands alone (FP32 math), and calls on
+ * host memory that its smaller share of the pinned staging can stage whole,
+ * or pipeline as the first lane would (one row block, the widest panels), so
+ * that one call's host copies run beside another's transfers and kernels,
+ * and one device call's kernel beside the next one's set-up. The kernel's timing takes both. Whoever needs more
  * goes first: while a caller waits for both lanes no other takes one, and
  * while one waits for the first, calls that can run on either leave it the
  * first. A lane freed wakes one caller that can take it, not every waiting

@@ -1,5 +1,5 @@
 /*
- * Lanes of GPU resources (workspace, pinned staging, the staged and
+ * Lanes of GPU resources (workspace, pinned staging, the direct, staged and
  * pipelined paths' streams and events) that calls hold in turn (lanes.c).
  */
 #ifndef TILEDBLAS_GPU_LANES_H

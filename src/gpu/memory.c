@@ -33,24 +33,11 @@ static cudaError_t allocate_pinned(void **p, size_t bytes)
     return cudaHostAlloc(p, bytes, cudaHostAllocDefault);
 }
 
-/* Stream-ordered where the device allows it: cudaFree would wait for the whole device, the
- * application's work on its other streams included. The copy is used on tb_gpu_stream() alone. */
-static cudaError_t allocate_ordered(void **p, size_t bytes)
-{
-    return tb_gpu_stream_ordered() ? cudaMallocAsync(p, bytes, tb_gpu_stream()) : cudaMalloc(p, bytes);
-}
-
-static cudaError_t release_ordered(void *p)
-{
-    return tb_gpu_stream_ordered() ? cudaFreeAsync(p, tb_gpu_stream()) : cudaFree(p);
-}
-
 static kept_buffer workspaces[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
 static kept_buffer pinned_buffers[TB_GPU_LANES] = {{NULL, 0, allocate_pinned, cudaFreeHost},
                                                    {NULL, 0, allocate_pinned, cudaFreeHost}};
 /* A copy of a C in device memory taken before the kernel writes it (tb_gpu_c_copy). */
-static kept_buffer c_copies[TB_GPU_LANES] = {{NULL, 0, allocate_ordered, release_ordered},
-                                             {NULL, 0, allocate_ordered, release_ordered}};
+static kept_buffer c_copies[TB_GPU_LANES] = {{NULL, 0, cudaMalloc, cudaFree}, {NULL, 0, cudaMalloc, cudaFree}};
 _Static_assert(TB_GPU_LANES == 2, "one initialiser per lane");
 
 /* Leave the driver and the application this much of the device, at least 256 MB. */
@@ -226,9 +213,9 @@ static cudaError_t release(kept_buffer *buffer)
     return status;
 }
 
-int tb_gpu_lane_keeps_workspace(void)
+int tb_gpu_lane_keeps_workspace(int lane)
 {
-    return tb_gpu_lane() == 0 || !tb_config_get()->device_mb;
+    return lane == 0 || !tb_config_get()->device_mb;
 }
 
 /* Under a device cap the second lane keeps nothing between calls: the first would have less for good. */
@@ -236,15 +223,17 @@ cudaError_t tb_gpu_release_large_workspace(void)
 {
     const int lane = tb_gpu_lane();
     kept_buffer *workspace = &workspaces[lane];
-    /* The copy of C is kept only where it is small beside what the device keeps. */
-    if (c_copies[lane].bytes > tb_gpu_kept_bytes() / 16 || tb_config_get()->device_mb) {
+    /* The copy of C is kept where it is small beside what the lanes may keep (under a cap, the cap): freed
+     * after every call, it would make each wait for the whole device (cudaFree). */
+    const size_t kept = tb_gpu_kept_bytes(), cap = (size_t)tb_config_get()->device_mb << 20;
+    if (c_copies[lane].bytes > (cap && cap < kept ? cap : kept) / 16) {
         const cudaError_t status = release(&c_copies[lane]);
         if (status != cudaSuccess)
             return status;
     }
-    const int capped_second = !tb_gpu_lane_keeps_workspace();
+    const int capped_second = !tb_gpu_lane_keeps_workspace(lane);
     /* Another lane holding more than is kept releases it itself, at the end of its call. */
-    const size_t others = held_by_other_lanes(lane), kept = tb_gpu_kept_bytes();
+    const size_t others = held_by_other_lanes(lane);
     if (workspace->bytes + (others > kept ? 0 : others) <= kept && !(capped_second && workspace->bytes))
         return cudaSuccess;
     return release(workspace);

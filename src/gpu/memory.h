@@ -20,8 +20,8 @@ size_t tb_gpu_memory_budget(void);
 int tb_gpu_device_fits(size_t floats);
 /* The lane's device workspace, grown to at least `floats`. */
 cudaError_t tb_gpu_workspace(size_t floats, float **workspace);
-/* Whether the lane keeps its workspace between calls: all but the second lane under TILEDBLAS_DEVICE_MB. */
-int tb_gpu_lane_keeps_workspace(void);
+/* Whether `lane` keeps its workspace between calls: all but the second lane under TILEDBLAS_DEVICE_MB. */
+int tb_gpu_lane_keeps_workspace(int lane);
 /* The lane's pinned staging for the host-operand paths, grown to at least `floats`. */
 cudaError_t tb_gpu_pinned(size_t floats, float **pinned);
 /* Floats of pinned staging allowed: a lane's share of TILEDBLAS_PINNED_MB (the calling one's, or `lane`'s). */

@@ -98,13 +98,16 @@ static int device_operands_only(const tb_call *call, unsigned resident)
  * math (the direct path on the lane's own stream, whose only memory is a copy
  * of C and split-K's scratch); host operands, staged whole or, when large
  * enough to pipeline, as the first lane would (second_lane_runs then asks the
- * device). Calls with some operands on the host, and the tensor math, whose
+ * device). Calls mixing device and host operands, and the tensor math, whose
  * split operands take a large workspace, run on the first.
  */
 static int second_lane_can_take(const tb_call *call, unsigned resident, int kernel)
 {
+    /* Where the second lane keeps no workspace (under TILEDBLAS_DEVICE_MB), split-K's scratch would be
+     * allocated and freed by the call, a wait for the whole device: those calls wait for the first. */
     if (resident)
-        return device_operands_only(call, resident) && kernel != TB_KERNEL_TF32X3;
+        return device_operands_only(call, resident) && kernel != TB_KERNEL_TF32X3 &&
+               (tb_gpu_lane_keeps_workspace(1) || tb_direct_scratch_floats(call, resident, kernel) == 0);
     const int64_t floats = is_large(call) ? tb_pipeline_unlimited_pinned_floats(call) : tb_staged_pinned_floats(call);
     return floats > 0 && (size_t)floats <= tb_gpu_pinned_budget_of(1);
 }

@@ -410,9 +410,29 @@ static void check_stream(cudaStream_t stream, const char *what)
 }
 
 /* A stream work is queued on: live, and of the current device (a default stream always is). */
+/* Launches held by fake_hold_next_launch, outside fake.lock: other threads' calls go on meanwhile. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int held, released;
+    cudaStream_t stream; /* the held launch's: work on it waits, as on a GPU */
+} holding = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+static _Thread_local int hold_next;
+
+/* Work queued on, or a wait for, the stream of a held launch waits for its release. Called under
+ * fake.lock, which the release does not take. */
+static void wait_for_held(cudaStream_t stream)
+{
+    pthread_mutex_lock(&holding.lock);
+    while (holding.held && !holding.released && holding.stream == stream)
+        pthread_cond_wait(&holding.changed, &holding.lock);
+    pthread_mutex_unlock(&holding.lock);
+}
+
 static void check_stream_here(cudaStream_t stream, const char *what)
 {
     check_stream(stream, what);
+    wait_for_held(stream);
     if (!is_default_stream(stream) && ((handle *)stream)->device != current_device())
         die("%s: stream %p of device %d used with device %d current", what, (void *)stream,
             ((handle *)stream)->device, current_device());
@@ -424,13 +444,6 @@ static void check_event(cudaEvent_t event, const char *what)
         die("%s: event %p is not a live event", what, (void *)event);
 }
 
-/* Launches held by fake_hold_next_launch, outside fake.lock: other threads' calls go on meanwhile. */
-static struct {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int held, released;
-} holding = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-static _Thread_local int hold_next;
 
 void fake_hold_next_launch(void)
 {
@@ -462,6 +475,8 @@ cudaError_t fake_launch(cudaStream_t stream)
         hold_next = 0;
         pthread_mutex_lock(&holding.lock);
         holding.held++;
+        holding.stream = stream;
+        pthread_cond_broadcast(&holding.changed);
         while (!holding.released)
             pthread_cond_wait(&holding.changed, &holding.lock);
         holding.held--;
@@ -597,6 +612,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 static cudaError_t stream_sync(cudaStream_t stream, const char *name)
 {
     check_stream(stream, name);
+    wait_for_held(stream);
     return synchronise(name);
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)

@@ -53,8 +53,8 @@ int fake_fired(void);
 long fake_launches(int device);
 /* Calls since the reset that wait for the whole device: cudaDeviceSynchronize, cudaFree, cudaFreeHost. */
 long fake_device_waits(void);
-/* The calling thread's next kernel launch waits, before it runs, until fake_release_launches(); the
- * launches waiting so. */
+/* The calling thread's next kernel launch waits, before it runs, until fake_release_launches(), and
+ * with it any work on or wait for its stream from other threads; the launches waiting so. */
 void fake_hold_next_launch(void);
 void fake_release_launches(void);
 int fake_held_launches(void);

@@ -70,8 +70,9 @@ int fault_registry_checks(void);
 int fault_reason_while_disabled(void);
 /* Many threads' calls at once, on every kind of memory and path (fault_threads.c). */
 int fault_many_threads(void);
-/* A call on device operands while another's kernel is held on the first lane: it runs on the second. */
-int fault_device_lanes(void);
+/* Calls on device operands while another's kernel is held on the first lane: they run on the second
+ * (under TILEDBLAS_DEVICE_MB, `capped`, those that need no split-K scratch). */
+int fault_device_lanes(int capped);
 /* Calls on memory of two devices: where they run, faults on the second, threads on both
  * (fault_two_devices.c). */
 int fault_two_devices(void);

@@ -16,7 +16,7 @@
  *                              deferred-oom-managed, unloading-in-flight,
  *                              device-cap (TILEDBLAS_DEVICE_MB holds),
  *                              no-device-wait (device calls under a cap),
- *                              device-lanes (two device calls at once),
+ *                              device-lanes[-capped] (two device calls at once),
  *                              exit-in-flight (main returns under calls),
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
@@ -560,8 +560,8 @@ static int scenario(const char *name)
         device_cap = (size_t)1 << 20;
         for (int i = 0; i < 3; i++)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
-    } else if (strcmp(name, "device-lanes") == 0) {
-        failures += fault_device_lanes();
+    } else if (strcmp(name, "device-lanes") == 0 || strcmp(name, "device-lanes-capped") == 0) {
+        failures += fault_device_lanes(strcmp(name, "device-lanes-capped") == 0);
     } else if (strcmp(name, "no-device-wait") == 0) {
         failures += no_device_wait();
     } else if (strcmp(name, "exit-in-flight") == 0) {

@@ -144,11 +144,11 @@ static void *call_and_flag(void *arg)
     return NULL;
 }
 
-/* Polls every 10 ms for up to LANES_WAIT_SECONDS: for `done`, or with NULL for a held launch. */
-static int wait_for(atomic_int *done)
+/* Polls every 10 ms for up to `seconds`: for `done`, or with NULL for a held launch. */
+static int wait_for(atomic_int *done, int seconds)
 {
     const struct timespec tick = {0, 10 * 1000 * 1000};
-    for (int i = 0; i < LANES_WAIT_SECONDS * 100; i++) {
+    for (int i = 0; i < seconds * 100; i++) {
         if (done ? atomic_load(done) : fake_held_launches() == 1)
             return 1;
         nanosleep(&tick, NULL);
@@ -157,42 +157,75 @@ static int wait_for(atomic_int *done)
 }
 
 /*
- * Two threads' calls on device operands (beta != 0, so C is copied first): while the first call's kernel
- * is held, on the first lane, the second call must finish, on the second lane; then the first finishes.
- * Both C right. Were the second to wait for the first lane, it would finish only after the release.
+ * A call on device operands (`second`) while another's kernel, on the first lane, is held, and with it
+ * that lane's stream: whether it finished before the release (waiting up to `seconds`); both C checked.
+ * -1 when the setting up or a C failed.
  */
-int fault_device_lanes(void)
+static int beside_held(gemm *first, gemm *second, int seconds)
 {
-    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 40, 0.5f, 0, 1};
-    set_environment(cfg.path);
-    fake_reset(free_bytes_for(cfg.path));
-    gemm first, second;
-    gemm_make(&first, &cfg, 31u);
-    gemm_make(&second, &cfg, 37u);
-    gemm_run(&first, first.c.data); /* CUDA starts outside the test */
-    memcpy(first.c.data, first.c0, first.c.count * sizeof(float));
-
+    atomic_store(&second_done, 0);
+    memcpy(first->c.data, first->c0, first->c.count * sizeof(float));
+    memcpy(second->c.data, second->c0, second->c.count * sizeof(float));
     pthread_t held, beside;
-    if (pthread_create(&held, NULL, call_held, &first) != 0)
-        return 1;
-    const int was_held = wait_for(NULL);
-    if (pthread_create(&beside, NULL, call_and_flag, &second) != 0)
-        return 1;
-    const int finished_beside = was_held && wait_for(&second_done);
+    if (pthread_create(&held, NULL, call_held, first) != 0)
+        return -1;
+    const int was_held = wait_for(NULL, LANES_WAIT_SECONDS);
+    if (was_held && pthread_create(&beside, NULL, call_and_flag, second) != 0)
+        return -1;
+    const int finished = was_held && wait_for(&second_done, seconds);
     fake_release_launches();
     pthread_join(held, NULL);
-    pthread_join(beside, NULL);
-
-    int failed = 0;
+    if (was_held)
+        pthread_join(beside, NULL);
     if (!was_held) {
         printf("FAIL device-lanes: the first call's kernel was never launched\n");
-        failed = 1;
-    } else if (!finished_beside) {
-        printf("FAIL device-lanes: the second call did not finish in %d s beside the first\n", LANES_WAIT_SECONDS);
+        return -1;
+    }
+    if (gemm_verdict(first) != 1 || gemm_verdict(second) != 1) {
+        printf("FAIL device-lanes: C wrong (first %d, second %d)\n", gemm_verdict(first), gemm_verdict(second));
+        return -1;
+    }
+    return finished;
+}
+
+/*
+ * Two threads' calls on device operands (beta != 0, so C is copied first): while the first call's kernel
+ * is held on the first lane, the second must finish, on the second lane and its own stream. Under
+ * TILEDBLAS_DEVICE_MB (`capped`), where the second lane keeps no workspace, so only a call without
+ * split-K's scratch (the fake kernels ask for it from K = 16): one with it waits for the first lane;
+ * and no call waits for the whole device.
+ */
+int fault_device_lanes(int capped)
+{
+    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 40, 0.5f, 0, 1};
+    const config unsplit = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 12, 0.5f, 0, 1};
+    if (capped)
+        setenv("TILEDBLAS_DEVICE_MB", "64", 1);
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    gemm first, split, plain;
+    gemm_make(&first, &cfg, 31u);
+    gemm_make(&split, &cfg, 37u);
+    gemm_make(&plain, &unsplit, 41u);
+    gemm_run(&first, first.c.data); /* CUDA starts outside the test */
+    const long waits = fake_device_waits();
+
+    int failed = 0;
+    const int plain_beside = beside_held(&first, &plain, LANES_WAIT_SECONDS);
+    const int split_beside = beside_held(&first, &split, capped ? 1 : LANES_WAIT_SECONDS);
+    if (plain_beside < 0 || split_beside < 0)
+        return 1;
+    if (!plain_beside || (!capped && !split_beside)) {
+        printf("FAIL device-lanes: a call (K = %d) did not finish in %d s beside the first\n",
+               plain_beside ? cfg.k : unsplit.k, LANES_WAIT_SECONDS);
         failed = 1;
     }
-    if (gemm_verdict(&first) != 1 || gemm_verdict(&second) != 1) {
-        printf("FAIL device-lanes: C wrong (first %d, second %d)\n", gemm_verdict(&first), gemm_verdict(&second));
+    if (capped && split_beside) {
+        printf("FAIL device-lanes: under a cap, a call with split-K scratch ran beside the first\n");
+        failed = 1;
+    }
+    if (capped && fake_device_waits() != waits) {
+        printf("FAIL device-lanes: calls waited for the whole device %ld times\n", fake_device_waits() - waits);
         failed = 1;
     }
     return failed;
