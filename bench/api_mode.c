@@ -14,11 +14,11 @@
 
 #include "bench.h"
 
-/* The device buffers of one shape, its FP64 reference and the comparison's scratch. */
+/* The device buffers of one shape, its FP64 reference and the comparison's device-side sums. */
 typedef struct {
     float *a, *b, *c, *c0;
     double *ref;
-    bench_err *scratch;
+    bench_err *err_sums;
     size_t nc;
 } api_bufs;
 
@@ -78,7 +78,7 @@ static void check(bench_row *row, const api_call *r)
     run_call(r);
     CUDA_CHECK(cudaDeviceSynchronize());
     bench_err e;
-    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->scratch, &e, r->stream));
+    CUDA_CHECK(bench_compare(d->c, d->ref, d->nc, d->err_sums, &e, r->stream));
     row->error = e.max_relative;
     if (e.nonfinite)
         bench_row_fail(row, "NaN/Inf in C");
@@ -148,7 +148,7 @@ int bench_api(const bench_opts *o, bench_table *t)
             d.c0 = device_random(d.nc, 3);
             CUDA_CHECK(cudaMalloc((void **)&d.c, d.nc * sizeof *d.c));
             CUDA_CHECK(cudaMalloc((void **)&d.ref, d.nc * sizeof *d.ref));
-            CUDA_CHECK(cudaMalloc((void **)&d.scratch, sizeof *d.scratch));
+            CUDA_CHECK(cudaMalloc((void **)&d.err_sums, sizeof *d.err_sums));
             const tb_gemm_args ref_args = bench_colmajor(&bc, d.a, d.b, d.c0);
             CUDA_CHECK(bench_reference_gemm(&ref_args, d.ref, stream));
             CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -158,7 +158,7 @@ int bench_api(const bench_opts *o, bench_table *t)
             CUDA_CHECK(cudaFree(d.c0));
             CUDA_CHECK(cudaFree(d.c));
             CUDA_CHECK(cudaFree(d.ref));
-            CUDA_CHECK(cudaFree(d.scratch));
+            CUDA_CHECK(cudaFree(d.err_sums));
         }
     cublasDestroy(cublas);
     CUDA_CHECK(cudaStreamDestroy(stream));
