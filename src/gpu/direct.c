@@ -180,12 +180,8 @@ static cudaError_t queue_call(const tb_call *call, unsigned resident, int kernel
     tb_gemm_args args = plan_launch(call, &a, &b, &c, &floats);
     operand *staged[3] = {&a, &b, &c};
     int64_t scratch = tb_kernel_workspace_floats(kernel, &args);
-    /* The application may still be writing resident operands on the default stream or a blocking one:
-     * first, so that a failure from here on leaves the wait queued for run_resident's. */
-    cudaError_t status;
-    if ((a.resident || b.resident || c.resident) && (status = tb_gpu_follow_application()) != cudaSuccess)
-        return status;
     float *next;
+    cudaError_t status;
     if ((status = take_workspace(floats, &scratch, &next, own)) != cudaSuccess)
         return status;
     for (int i = 0; i < 3; i++) {

@@ -9,8 +9,9 @@
 #include "core/call.h"
 
 /* Runs the call on the calling lane with kernel `kernel`; operands named in `resident` (TB_RESIDENT_*)
- * are used in place. After an error nothing queued outlives the call. *launched (unless NULL): whether
- * the kernel was launched, so that a resident C may have been written. */
+ * are used in place, the stream made to follow the application's work first (tb_gpu_follow_application)
+ * by the caller. After an error nothing queued outlives the call. *launched (unless NULL): whether the
+ * kernel was launched, so that a resident C may have been written. */
 cudaError_t tb_direct_sgemm(const tb_call *call, unsigned resident, int kernel, int *launched);
 /* Floats of workspace the call's operands not named in `resident` take, copied in. */
 size_t tb_direct_copied_floats(const tb_call *call, unsigned resident);

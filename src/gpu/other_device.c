@@ -30,7 +30,9 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     if (status == cudaSuccess) {
         const int kernel = tb_gpu_call_kernel();
         tb_tf32x3_ran_fp32(); /* cleared before this call's launches */
-        status = tb_direct_sgemm(call, resident, kernel, &launched);
+        status = tb_gpu_follow_application();
+        if (status == cudaSuccess)
+            status = tb_direct_sgemm(call, resident, kernel, &launched);
         progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32();
         fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status); /* asked on that device */
         tb_gpu_leave_device();

@@ -194,18 +194,14 @@ static cudaError_t keep_c(const tb_call *call, unsigned resident, c_keeper *keep
     keeper->ld = call->m;
     if (!(resident & TB_RESIDENT_C) || call->beta == 0.0f)
         return cudaSuccess;
-    /* The application may still be writing C on the default stream or a blocking one. */
-    cudaError_t status = tb_gpu_follow_application();
-    if (status != cudaSuccess)
-        return status;
     if (tb_gpu_c_copy((size_t)call->m * (size_t)call->n, tb_direct_copied_floats(call, resident), &keeper->copy) !=
         cudaSuccess) {
         cudaGetLastError(); /* not sticky: the call runs without the copy */
         keeper->copy = NULL;
         return cudaSuccess;
     }
-    status = tb_gpu_copy_block(keeper->copy, keeper->ld, call->c, call->ldc, call->m, call->n,
-                               cudaMemcpyDeviceToDevice, tb_gpu_stream());
+    cudaError_t status = tb_gpu_copy_block(keeper->copy, keeper->ld, call->c, call->ldc, call->m, call->n,
+                                           cudaMemcpyDeviceToDevice, tb_gpu_stream());
     if (status == cudaSuccess)
         status = cudaStreamSynchronize(tb_gpu_stream());
     return status;
@@ -231,12 +227,16 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
                              cudaError_t *status)
 {
     c_keeper keeper = {NULL, call->m};
-    int kept = 0;
+    int followed = 0, kept = 0;
     tb_fault fault = TB_FAULT_NONE;
     int written = 0; /* a kernel ran on C, and C was not put back since */
     for (int attempt = 0; attempt < 2; attempt++) {
         int launched = 0;
-        if (!kept)
+        /* The application may still be writing the operands on the default stream or a blocking one: the
+         * lane's stream waits for that work once, before the copy of C and the kernel are queued on it. */
+        if (!followed)
+            followed = (fault = fault_of(*status = tb_gpu_follow_application())) == TB_FAULT_NONE;
+        if (followed && !kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
         if (kept)
             fault = fault_of(*status = tb_direct_sgemm(call, resident, kernel, &launched));
