@@ -106,26 +106,19 @@ static void run_way(int way, cublasHandle_t cublas, int64_t m, int64_t n, int64_
                     0.0f, c, (int)m);
         return;
     }
-    const cublasStatus_t status =
+    CUBLAS_CHECK(
         way == CUBLAS ? cublasSgemm(cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &one, a, (int)m, b,
                                     (int)k, &zero, c, (int)m)
                       : cublasGemmEx(cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &one, a, CUDA_R_32F,
                                      (int)m, b, CUDA_R_32F, (int)k, &zero, c, CUDA_R_32F, (int)m,
-                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
-    if (status != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "tiledblas-bench: cuBLAS failed (%d)\n", (int)status);
-        exit(1);
-    }
+                                     CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 int bench_accuracy(const bench_opts *o, bench_table *t)
 {
     cublasHandle_t cublas;
-    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "tiledblas-bench: cuBLAS could not be set up\n");
-        return 1;
-    }
+    CUBLAS_CHECK(cublasCreate(&cublas));
     const int tensor = tb_tf32x3_supported();
     printf("error: largest and median |c - ref| / (|ref| + 1e-3) over C, ref in FP64 on the GPU; column-major NN\n");
     printf("tiledblas: cblas_sgemm on device pointers, math fp32 and%s tensor\n", tensor ? "" : " (not offered here)");

@@ -51,12 +51,9 @@ static void run_call(const api_call *r)
     const tb_gemm_args g = bench_colmajor(bc, r->d->a, r->d->b, r->d->c);
     const float one = 1.0f;
     /* bench_parse keeps every dimension within int. */
-    if (cublasSgemm(r->cublas, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                    (int)g.m, (int)g.n, (int)g.k, &one, g.a, (int)g.lda, g.b, (int)g.ldb, &g.beta, g.c,
-                    (int)g.ldc) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "tiledblas-bench: cublasSgemm failed\n");
-        exit(1);
-    }
+    CUBLAS_CHECK(cublasSgemm(r->cublas, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                             (int)g.m, (int)g.n, (int)g.k, &one, g.a, (int)g.lda, g.b, (int)g.ldb, &g.beta, g.c,
+                             (int)g.ldc));
     CUDA_CHECK(cudaStreamSynchronize(r->stream));
 }
 
@@ -126,12 +123,10 @@ int bench_api(const bench_opts *o, bench_table *t)
     cudaStream_t stream;
     int version;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(cublas, stream) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS ||
-        cublasGetVersion(cublas, &version) != CUBLAS_STATUS_SUCCESS) {
-        fprintf(stderr, "tiledblas-bench: cuBLAS could not be set up\n");
-        return 1;
-    }
+    CUBLAS_CHECK(cublasCreate(&cublas));
+    CUBLAS_CHECK(cublasSetStream(cublas, stream));
+    CUBLAS_CHECK(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
+    CUBLAS_CHECK(cublasGetVersion(cublas, &version));
     printf("baseline: cuBLAS %d.%d.%d cublasSgemm (FP32, no TF32) on its own stream, synchronised\n",
            version / 10000, version / 100 % 100, version % 100);
     printf("timing: wall clock from the call to C final, tiledblas and cuBLAS in turn, median of up to %d\n",

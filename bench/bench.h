@@ -32,6 +32,17 @@ extern "C" {
         }                                                                              \
     } while (0)
 
+/* The same for a cuBLAS call, where the file includes cuBLAS. */
+#define CUBLAS_CHECK(call)                                                             \
+    do {                                                                               \
+        cublasStatus_t st_ = (call);                                                   \
+        if (st_ != CUBLAS_STATUS_SUCCESS) {                                            \
+            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
+                    #call, cublasGetStatusString(st_));                                \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
 #define BENCH_MAX_SHAPES 64
 #define BENCH_MAX_TRANS 4
 

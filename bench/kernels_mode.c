@@ -15,17 +15,7 @@
 
 #include "bench.h"
 
-/* Errors of the benchmark's own calls end the run; a variant's are reported. */
-#define CUBLAS_CHECK(call)                                                             \
-    do {                                                                               \
-        cublasStatus_t st_ = (call);                                                   \
-        if (st_ != CUBLAS_STATUS_SUCCESS) {                                            \
-            fprintf(stderr, "tiledblas-bench: %s:%d: %s: %s\n", __FILE__, __LINE__,   \
-                    #call, cublasGetStatusString(st_));                                \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
+/* Errors of the benchmark's own calls end the run (CUDA_CHECK, CUBLAS_CHECK); a variant's are reported. */
 typedef struct kernels_run {
     cudaStream_t stream;
     cudaEvent_t start, stop;
