@@ -388,11 +388,20 @@ cudaStream_t tb_gpu_stream(void)
  * Calls on the same device may share the event: a stream that waits for a
  * later record of it waits for more of the application's work, never less.
  */
+cudaError_t tb_gpu_mark_application(void)
+{
+    return cudaEventRecord(current_device()->application, cudaStreamLegacy);
+}
+
+cudaError_t tb_gpu_wait_application(void)
+{
+    return cudaStreamWaitEvent(tb_gpu_stream(), current_device()->application, 0);
+}
+
 cudaError_t tb_gpu_follow_application(void)
 {
-    const device_state *state = current_device();
-    const cudaError_t status = cudaEventRecord(state->application, cudaStreamLegacy);
-    return status == cudaSuccess ? cudaStreamWaitEvent(tb_gpu_stream(), state->application, 0) : status;
+    const cudaError_t status = tb_gpu_mark_application();
+    return status == cudaSuccess ? tb_gpu_wait_application() : status;
 }
 
 int tb_gpu_stream_ordered(void)

@@ -36,6 +36,14 @@ cudaStream_t tb_gpu_stream(void);
  * application's non-blocking streams is not waited for.
  */
 cudaError_t tb_gpu_follow_application(void);
+/*
+ * The same in two steps: the mark on the legacy default stream, which may
+ * wait inside the driver behind the application's own CUDA calls (pageable
+ * copies from other threads), made before a call takes its lane; the lane's
+ * stream waits for the mark once the lane is taken.
+ */
+cudaError_t tb_gpu_mark_application(void);
+cudaError_t tb_gpu_wait_application(void);
 /* Whether stream-ordered allocation (cudaMallocAsync) works on this device. */
 int tb_gpu_stream_ordered(void);
 /* Whether the call runs on the device the GPU path started on, with the lanes' memory. */

@@ -135,17 +135,29 @@ typedef struct {
     tb_gpu_context saved;
     tb_lane_choice lanes;
     int lane;
+    int marked; /* the application's work is marked for the lane's stream to wait for */
 } gpu_turn;
 
-static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes)
+/*
+ * With `mark` (a call on device operands), the application's work is marked
+ * before the call waits for a lane: the mark, on the legacy default stream,
+ * can wait inside the driver behind the application's own CUDA calls on other
+ * threads (pageable copies), and a lane held meanwhile would idle the GPU.
+ */
+static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes, int mark)
 {
     turn->lanes = lanes;
-    turn->lane = tb_lane_take(lanes);
     tb_gpu_context_save(&turn->saved);
-    tb_gpu_budget_turn_begin();
-    const cudaError_t status = cudaSetDevice(tb_gpu_device());
+    cudaError_t status = cudaSetDevice(tb_gpu_device());
     /* Once more after a per-call error. */
-    return status != cudaSuccess && tb_fault_of(status) == TB_FAULT_CALL ? cudaSetDevice(tb_gpu_device()) : status;
+    if (status != cudaSuccess && tb_fault_of(status) == TB_FAULT_CALL)
+        status = cudaSetDevice(tb_gpu_device());
+    turn->marked = mark && status == cudaSuccess && tb_gpu_mark_application() == cudaSuccess;
+    if (mark && status == cudaSuccess && !turn->marked)
+        cudaGetLastError(); /* not a launch's: the lane marks again, and meets a lasting error there */
+    turn->lane = tb_lane_take(lanes);
+    tb_gpu_budget_turn_begin();
+    return status;
 }
 
 /* The fault behind a path's status; out of memory only because the device could not say is that error. */
@@ -223,8 +235,8 @@ static int c_restored(const tb_call *call, unsigned resident, const c_keeper *ke
  * Device operands: the direct path, tried again once after a fault that left
  * the context working (C put back first where the kernel may have written it).
  */
-static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel, tb_gpu_progress *progress,
-                             cudaError_t *status)
+static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel, int marked,
+                             tb_gpu_progress *progress, cudaError_t *status)
 {
     c_keeper keeper = {NULL, call->m};
     int followed = 0, kept = 0;
@@ -233,9 +245,13 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
     for (int attempt = 0; attempt < 2; attempt++) {
         int launched = 0;
         /* The application may still be writing the operands on the default stream or a blocking one: the
-         * lane's stream waits for that work once, before the copy of C and the kernel are queued on it. */
-        if (!followed)
-            followed = (fault = fault_of(*status = tb_gpu_follow_application())) == TB_FAULT_NONE;
+         * lane's stream waits for that work once, before the copy of C and the kernel are queued on it,
+         * for the mark made before the lane was taken (begin_turn), else for one made now. */
+        if (!followed) {
+            *status = marked ? tb_gpu_wait_application() : tb_gpu_follow_application();
+            followed = (fault = fault_of(*status)) == TB_FAULT_NONE;
+            marked = 0;
+        }
         if (followed && !kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
         if (kept)
@@ -288,16 +304,16 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
-    cudaError_t status =
-        begin_turn(&turn, second_lane_can_take(call, resident, kernel) ? TB_EITHER_LANE : TB_FIRST_LANE);
+    cudaError_t status = begin_turn(
+        &turn, second_lane_can_take(call, resident, kernel) ? TB_EITHER_LANE : TB_FIRST_LANE, resident != 0);
     if (status == cudaSuccess && tb_gpu_lane() != 0 && !second_lane_runs(call, resident, kernel, &admitted)) {
         /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
         end_turn(&turn, TB_FAULT_NONE, cudaSuccess, 1);
-        status = begin_turn(&turn, TB_FIRST_LANE);
+        status = begin_turn(&turn, TB_FIRST_LANE, resident != 0);
     }
     tb_fault fault = fault_of(status);
     if (fault == TB_FAULT_NONE)
-        fault = resident ? run_resident(call, resident, kernel, progress, &status)
+        fault = resident ? run_resident(call, resident, kernel, turn.marked, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
     /* Any launch that ran in FP32 for want of workspace makes the call's math FP32. */
     progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32();
@@ -313,7 +329,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
 tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
 {
     gpu_turn turn;
-    cudaError_t status = begin_turn(&turn, TB_BOTH_LANES); /* no other kernel beside the timed one */
+    cudaError_t status = begin_turn(&turn, TB_BOTH_LANES, 0); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = tb_direct_time_kernel(tb_gpu_kernel(), n, seconds);
     const tb_fault fault = fault_of(status);

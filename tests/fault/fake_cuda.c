@@ -410,7 +410,9 @@ static void check_stream(cudaStream_t stream, const char *what)
 }
 
 /* A stream work is queued on: live, and of the current device (a default stream always is). */
-/* Launches held by fake_hold_next_launch, outside fake.lock: other threads' calls go on meanwhile. */
+/* Launches and records held by fake_hold_next_launch and fake_hold_next_mark, outside fake.lock: other
+ * threads' calls go on meanwhile. */
+enum { HOLD_NONE, HOLD_LAUNCH, HOLD_MARK };
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
@@ -426,6 +428,23 @@ static void wait_for_held(cudaStream_t stream)
     pthread_mutex_lock(&holding.lock);
     while (holding.held && !holding.released && holding.stream == stream)
         pthread_cond_wait(&holding.changed, &holding.lock);
+    pthread_mutex_unlock(&holding.lock);
+}
+
+/* Outside fake.lock: where the calling thread's next `what` is held, it waits for the release, work on
+ * `blocks` (a launch's stream) waiting with it. */
+static void hold_if_asked(int what, cudaStream_t blocks)
+{
+    if (hold_next != what)
+        return;
+    hold_next = HOLD_NONE;
+    pthread_mutex_lock(&holding.lock);
+    holding.held++;
+    holding.stream = blocks;
+    pthread_cond_broadcast(&holding.changed);
+    while (!holding.released)
+        pthread_cond_wait(&holding.changed, &holding.lock);
+    holding.held--;
     pthread_mutex_unlock(&holding.lock);
 }
 
@@ -445,15 +464,25 @@ static void check_event(cudaEvent_t event, const char *what)
 }
 
 
-void fake_hold_next_launch(void)
+static void hold_next_one(int what)
 {
     pthread_mutex_lock(&holding.lock);
     holding.released = 0;
     pthread_mutex_unlock(&holding.lock);
-    hold_next = 1;
+    hold_next = what;
 }
 
-void fake_release_launches(void)
+void fake_hold_next_launch(void)
+{
+    hold_next_one(HOLD_LAUNCH);
+}
+
+void fake_hold_next_mark(void)
+{
+    hold_next_one(HOLD_MARK);
+}
+
+void fake_release_held(void)
 {
     pthread_mutex_lock(&holding.lock);
     holding.released = 1;
@@ -461,7 +490,7 @@ void fake_release_launches(void)
     pthread_mutex_unlock(&holding.lock);
 }
 
-int fake_held_launches(void)
+int fake_held(void)
 {
     pthread_mutex_lock(&holding.lock);
     const int held = holding.held;
@@ -471,17 +500,7 @@ int fake_held_launches(void)
 
 cudaError_t fake_launch(cudaStream_t stream)
 {
-    if (hold_next) {
-        hold_next = 0;
-        pthread_mutex_lock(&holding.lock);
-        holding.held++;
-        holding.stream = stream;
-        pthread_cond_broadcast(&holding.changed);
-        while (!holding.released)
-            pthread_cond_wait(&holding.changed, &holding.lock);
-        holding.held--;
-        pthread_mutex_unlock(&holding.lock);
-    }
+    hold_if_asked(HOLD_LAUNCH, stream);
     pthread_mutex_lock(&fake.lock);
     check_stream_here(stream, "launch");
     const cudaError_t status = enter("launch", 0, NULL);
@@ -658,6 +677,8 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
+    if (stream == cudaStreamLegacy)
+        hold_if_asked(HOLD_MARK, (cudaStream_t)&holding); /* a stream no work is queued on */
     LOCKED(event_record(event, stream));
 }
 

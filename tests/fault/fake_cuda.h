@@ -53,11 +53,15 @@ int fake_fired(void);
 long fake_launches(int device);
 /* Calls since the reset that wait for the whole device: cudaDeviceSynchronize, cudaFree, cudaFreeHost. */
 long fake_device_waits(void);
-/* The calling thread's next kernel launch waits, before it runs, until fake_release_launches(), and
- * with it any work on or wait for its stream from other threads; the launches waiting so. */
+/* The calling thread's next kernel launch waits, before it runs, until fake_release_held(), and
+ * with it any work on or wait for its stream from other threads. */
 void fake_hold_next_launch(void);
-void fake_release_launches(void);
-int fake_held_launches(void);
+/* The calling thread's next event record on the legacy default stream waits until fake_release_held(),
+ * as one can inside the driver behind other threads' pageable copies; nothing else waits with it. */
+void fake_hold_next_mark(void);
+void fake_release_held(void);
+/* The launches and records waiting so. */
+int fake_held(void);
 
 /* Memory the test owns, outside the counting, on the calling thread's current device. */
 void *fake_alloc(fake_kind kind, size_t bytes);

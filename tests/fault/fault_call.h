@@ -73,6 +73,8 @@ int fault_many_threads(void);
 /* Calls on device operands while another's kernel is held on the first lane: they run on the second
  * (under TILEDBLAS_DEVICE_MB, `capped`, those that need no split-K scratch). */
 int fault_device_lanes(int capped);
+/* Calls waiting to mark the application's work hold no lane: another call finishes meanwhile. */
+int fault_marks_hold_no_lane(void);
 /* Calls on memory of two devices: where they run, faults on the second, threads on both
  * (fault_two_devices.c). */
 int fault_two_devices(void);

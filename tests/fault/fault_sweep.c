@@ -17,6 +17,8 @@
  *                              device-cap (TILEDBLAS_DEVICE_MB holds),
  *                              no-device-wait (device calls under a cap),
  *                              device-lanes[-capped] (two device calls at once),
+ *                              marks-hold-no-lane (calls held marking the
+ *                              application's work leave the lanes free),
  *                              exit-in-flight (main returns under calls),
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
@@ -562,6 +564,8 @@ static int scenario(const char *name)
             check(&cfgs[i], FAKE_NONE, 0, NULL);
     } else if (strcmp(name, "device-lanes") == 0 || strcmp(name, "device-lanes-capped") == 0) {
         failures += fault_device_lanes(strcmp(name, "device-lanes-capped") == 0);
+    } else if (strcmp(name, "marks-hold-no-lane") == 0) {
+        failures += fault_marks_hold_no_lane();
     } else if (strcmp(name, "no-device-wait") == 0) {
         failures += no_device_wait();
     } else if (strcmp(name, "exit-in-flight") == 0) {

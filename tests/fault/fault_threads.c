@@ -144,12 +144,12 @@ static void *call_and_flag(void *arg)
     return NULL;
 }
 
-/* Polls every 10 ms for up to `seconds`: for `done`, or with NULL for a held launch. */
-static int wait_for(atomic_int *done, int seconds)
+/* Polls every 10 ms for up to `seconds`: for `done`, or with NULL for `held` launches or records held. */
+static int wait_for(atomic_int *done, int held, int seconds)
 {
     const struct timespec tick = {0, 10 * 1000 * 1000};
     for (int i = 0; i < seconds * 100; i++) {
-        if (done ? atomic_load(done) : fake_held_launches() == 1)
+        if (done ? atomic_load(done) : fake_held() == held)
             return 1;
         nanosleep(&tick, NULL);
     }
@@ -169,11 +169,11 @@ static int beside_held(gemm *first, gemm *second, int seconds)
     pthread_t held, beside;
     if (pthread_create(&held, NULL, call_held, first) != 0)
         return -1;
-    const int was_held = wait_for(NULL, LANES_WAIT_SECONDS);
+    const int was_held = wait_for(NULL, 1, LANES_WAIT_SECONDS);
     if (was_held && pthread_create(&beside, NULL, call_and_flag, second) != 0)
         return -1;
-    const int finished = was_held && wait_for(&second_done, seconds);
-    fake_release_launches();
+    const int finished = was_held && wait_for(&second_done, 0, seconds);
+    fake_release_held();
     pthread_join(held, NULL);
     if (was_held)
         pthread_join(beside, NULL);
@@ -229,4 +229,59 @@ int fault_device_lanes(int capped)
         failed = 1;
     }
     return failed;
+}
+
+/* --- the application's work marked before a lane is taken --- */
+
+static void *call_mark_held(void *arg)
+{
+    gemm *g = arg;
+    fake_hold_next_mark();
+    gemm_run(g, g->c.data);
+    return NULL;
+}
+
+/*
+ * Two threads' calls on device operands whose marks of the application's work (an event recorded on the
+ * legacy default stream) are held, as the driver holds them behind other threads' pageable copies: a
+ * third thread's call must finish meanwhile, since a call waiting there holds no lane. All three C checked.
+ */
+int fault_marks_hold_no_lane(void)
+{
+    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 12, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    gemm held[2], third;
+    gemm_make(&held[0], &cfg, 43u);
+    gemm_make(&held[1], &cfg, 47u);
+    gemm_make(&third, &cfg, 53u);
+    gemm_run(&third, third.c.data); /* CUDA starts outside the test */
+    memcpy(third.c.data, third.c0, third.c.count * sizeof(float));
+    atomic_store(&second_done, 0);
+    pthread_t threads[3];
+    int made = 0;
+    for (; made < 2 && pthread_create(&threads[made], NULL, call_mark_held, &held[made]) == 0; made++)
+        ;
+    const int were_held = made == 2 && wait_for(NULL, 2, LANES_WAIT_SECONDS);
+    if (were_held && pthread_create(&threads[made], NULL, call_and_flag, &third) == 0)
+        made++;
+    const int finished = made == 3 && wait_for(&second_done, 0, LANES_WAIT_SECONDS);
+    fake_release_held();
+    for (int t = 0; t < made; t++)
+        pthread_join(threads[t], NULL);
+    if (!were_held || made < 3) {
+        printf("FAIL marks-hold-no-lane: the two calls' marks were not both held\n");
+        return 1;
+    }
+    if (!finished) {
+        printf("FAIL marks-hold-no-lane: a call did not finish in %d s while two others waited to mark the "
+               "application's work\n", LANES_WAIT_SECONDS);
+        return 1;
+    }
+    if (gemm_verdict(&held[0]) != 1 || gemm_verdict(&held[1]) != 1 || gemm_verdict(&third) != 1) {
+        printf("FAIL marks-hold-no-lane: C wrong (%d, %d, %d)\n", gemm_verdict(&held[0]),
+               gemm_verdict(&held[1]), gemm_verdict(&third));
+        return 1;
+    }
+    return 0;
 }
