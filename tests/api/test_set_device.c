@@ -4,7 +4,8 @@
  * setting sends the next call where it says. tiledblas_set_math /
  * tiledblas_get_math likewise, from TILEDBLAS_MATH (ctest sets tensor): a call
  * on the GPU names its math in the trace, tensor where the GPU has the
- * tensor-core path, else FP32 with one warning. The path taken is read from the
+ * tensor-core path, else FP32 with one warning; a call with K below 512 is
+ * computed in FP32 under either math. The path taken is read from the
  * per-call trace (ctest sets TILEDBLAS_VERBOSE=2), caught by pointing stderr
  * at a file; every result is also checked against the reference. Last, one
  * thread flips the setting while others call, and every result must hold.
@@ -30,12 +31,12 @@ static void expect(int ok, const char *what)
     tb_tally_record(&tally, ok, what);
 }
 
-/* One checked call of an n^3 case, setting the path first. */
-static void call_with(tiledblas_device device, int n, tb_rng *rng)
+/* One checked call of an n x n x k case, setting the path first. */
+static void call_with(tiledblas_device device, int n, int k, tb_rng *rng)
 {
     tiledblas_set_device(device);
     tb_gemm_case gc = {.layout = TB_ROW_MAJOR, .trans_a = TB_NO_TRANS, .trans_b = TB_TRANS,
-                       .m = n, .n = n, .k = n, .alpha = 0.5f, .beta = 0.0f};
+                       .m = n, .n = n, .k = k, .alpha = 0.5f, .beta = 0.0f};
     tb_case_set_ld(&gc, 0, 1, 2);
     tb_tally_random_case(&tally, &gc, "call", rng);
 }
@@ -73,16 +74,17 @@ static char *traced(void (*calls)(tb_rng *), tb_rng *rng)
 static void two_maths(tb_rng *rng)
 {
     tiledblas_set_math(TILEDBLAS_MATH_TENSOR);
-    call_with(TILEDBLAS_DEVICE_GPU, 192, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 192, 512, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 192, 511, rng);
     tiledblas_set_math(TILEDBLAS_MATH_FP32);
-    call_with(TILEDBLAS_DEVICE_GPU, 192, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 192, 512, rng);
 }
 
 static void three_paths(tb_rng *rng)
 {
-    call_with(TILEDBLAS_DEVICE_CPU, 64, rng);
-    call_with(TILEDBLAS_DEVICE_AUTO, 16, rng);
-    call_with(TILEDBLAS_DEVICE_GPU, 64, rng);
+    call_with(TILEDBLAS_DEVICE_CPU, 64, 64, rng);
+    call_with(TILEDBLAS_DEVICE_AUTO, 16, 16, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 64, 64, rng);
 }
 
 /* The n-th (from 0) "tiledblas: sgemm" line of text contains `want`. */
@@ -182,6 +184,8 @@ int main(void)
                : call_line_has(text, 0, "path=cpu reason=no-gpu math=fp32"),
            "tensor math: the tensor cores where the GPU has them, else FP32 with one warning");
     expect(call_line_has(text, 1, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
+           "tensor math, K below 512: FP32");
+    expect(call_line_has(text, 2, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
            "fp32 math: FP32");
     printf("tensor math on this machine: %s\n", tensor_path ? "the tensor cores" : "not offered");
     free(text);
