@@ -24,6 +24,12 @@
  * rungs' do (a correction term such as Inf * b_lo would otherwise carry the
  * sign of b_lo).
  *
+ * A C of fewer tiles than the GPU has SMs would leave SMs idle and sum long
+ * chains of slices: K is then split across blocks (grid.y), each split's
+ * sums left in a plane of the workspace, and the planes summed in split order
+ * by split-K's second pass (splitk.cu), which applies alpha and beta. That
+ * fills the GPU and shortens the chains, so the error grows more slowly with K.
+ *
  * wgmma, setmaxnreg and the tensor memory accelerator are sm_90a's: this file
  * is compiled for that target alone, and on any other GPU the launch reports
  * cudaErrorNotSupported.
@@ -33,6 +39,7 @@
 #include <stdio.h>
 
 #include "common/common.cuh"
+#include "common/tile_common.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "04_tf32x3.cu needs the sm_90a target (wgmma, setmaxnreg, the tensor memory accelerator)"
@@ -43,6 +50,7 @@ namespace {
 constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3;
 constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
 constexpr int GROUP = 4; /* slices between two drains of the tensor cores' pipeline (group below) */
+constexpr int MIN_SPLIT_SLICES = 8; /* the fewest slices of K a split sums */
 constexpr int TILE_FLOATS = BM * BK;          /* A and B tiles have the same size */
 constexpr int STAGE_FLOATS = 4 * TILE_FLOATS; /* a_hi, a_lo, b_hi, b_lo */
 constexpr uint32_t STAGE_BYTES = STAGE_FLOATS * sizeof(float);
@@ -253,12 +261,15 @@ __device__ __forceinline__ void group(const Ring &ring, int64_t t0, int consumer
 /*
  * Phase 2: C = alpha * A B^T + beta * C from the parts; C column-major. The original operands
  * (op(A)(i, p) at a[p + i*lda] with trans_a, else a[i + p*lda]; op(B)(p, j) at b[j + p*ldb]
- * with trans_b, else b[p + j*ldb]) are read only for elements the FP32 path computes.
+ * with trans_b, else b[p + j*ldb]) are read only for elements the FP32 path computes. Split
+ * (`partial` not NULL), block row y sums slices [y * split_slices, (y + 1) * split_slices) of K
+ * into plane y of `partial` (m x n, leading dimension m), alpha and beta left to the second pass.
  */
 __global__ void __launch_bounds__(THREADS, 1)
-    gemm(const __grid_constant__ Maps maps, int64_t m, int64_t n, int64_t k, float alpha, const int *__restrict__ a_bad,
-         const int *__restrict__ b_bad, int trans_a, const float *__restrict__ a, int64_t lda, int trans_b,
-         const float *__restrict__ b, int64_t ldb, float beta, float *__restrict__ c, int64_t ldc)
+    gemm(const __grid_constant__ Maps maps, int64_t m, int64_t n, int64_t k, int64_t split_slices, float alpha,
+         const int *__restrict__ a_bad, const int *__restrict__ b_bad, int trans_a, const float *__restrict__ a,
+         int64_t lda, int trans_b, const float *__restrict__ b, int64_t ldb, float beta, float *__restrict__ c,
+         int64_t ldc, float *__restrict__ partial)
 {
     extern __shared__ unsigned char raw[];
     float *smem = (float *)(((uintptr_t)raw + 1023) & ~(uintptr_t)1023);
@@ -272,6 +283,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int64_t rows = tiles_m - first_m < band ? tiles_m - first_m : band;
     const int64_t m0 = (first_m + (id % per_band) % rows) * BM, n0 = (id % per_band) / rows * BN;
     const int64_t k_tiles = (k + BK - 1) / BK;
+    const int64_t first = (int64_t)blockIdx.y * split_slices;
+    const int64_t slices = (first + split_slices < k_tiles ? first + split_slices : k_tiles) - first;
 
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -287,13 +300,13 @@ __global__ void __launch_bounds__(THREADS, 1)
         /* The producer: one thread issues every load; the warpgroup's registers go to the consumers. */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (threadIdx.x == 0) {
-            for (int64_t t = 0; t < k_tiles; ++t) {
+            for (int64_t t = 0; t < slices; ++t) {
                 const int s = (int)(t % STAGES);
                 if (t >= STAGES)
                     bar_wait(&ring.empty[s], (unsigned)((t / STAGES - 1) & 1));
                 float *stage = ring.stage + s * STAGE_FLOATS;
                 bar_expect(&ring.full[s], STAGE_BYTES);
-                const int k0 = (int)(t * BK);
+                const int k0 = (int)((first + t) * BK);
                 tma_load(stage, &maps.a_hi, k0, (int)m0, &ring.full[s]);
                 tma_load(stage + TILE_FLOATS, &maps.a_lo, k0, (int)m0, &ring.full[s]);
                 tma_load(stage + 2 * TILE_FLOATS, &maps.b_hi, k0, (int)n0, &ring.full[s]);
@@ -310,9 +323,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int i = 0; i < 64; ++i)
         sum[i] = part[0][i] = part[1][i] = 0.0f;
     int64_t t = 0;
-    for (; t + GROUP <= k_tiles; t += GROUP)
+    for (; t + GROUP <= slices; t += GROUP)
         group<GROUP>(ring, t, consumer, part, sum);
-    switch (k_tiles - t) {
+    switch (slices - t) {
     case 3:
         group<3>(ring, t, consumer, part, sum);
         break;
@@ -325,6 +338,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     /* wgmma's accumulator layout: row warp*16 + lane/4 (+8), columns in pairs every 8. */
+    const int64_t p_end = (first + slices) * BK < k ? (first + slices) * BK : k;
+    float *const plane = partial ? partial + (int64_t)blockIdx.y * m * n : nullptr;
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
         const int64_t row = m0 + consumer * 64 + warp * 16 + lane / 4 + 8 * ((i >> 1) & 1);
@@ -334,28 +349,58 @@ __global__ void __launch_bounds__(THREADS, 1)
             if (a_bad[row] || b_bad[col]) {
                 /* As the FP32 path computes it, so that Inf and NaN land where they would there. */
                 value = 0.0f;
-                for (int64_t p = 0; p < k; ++p)
+                for (int64_t p = first * BK; p < p_end; ++p)
                     value = fmaf(trans_a ? a[p + row * lda] : a[row + p * lda],
                                  trans_b ? b[col + p * ldb] : b[p + col * ldb], value);
             }
-            store_c(c + row + col * ldc, value, alpha, beta);
+            if (plane)
+                plane[row + col * m] = value;
+            else
+                store_c(c + row + col * ldc, value, alpha, beta);
         }
     }
 }
 
 } // namespace
 
-/* Floats of workspace a call needs: the four parts, k rounded up to 4, and a flag per row of A and B. */
-extern "C" int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args)
+/*
+ * The splits of K for a C of fewer tiles than the GPU has SMs: as many as fill the SMs, each at least
+ * MIN_SPLIT_SLICES slices deep, none empty; 1 otherwise.
+ */
+static int64_t k_splits(const tb_gemm_args *args)
+{
+    const int64_t tiles = ((args->m + BM - 1) / BM) * ((args->n + BN - 1) / BN), slices = (args->k + BK - 1) / BK;
+    const int64_t sms = sm_count();
+    int64_t splits = tiles < sms ? sms / tiles : 1;
+    if (splits > slices / MIN_SPLIT_SLICES)
+        splits = slices / MIN_SPLIT_SLICES;
+    if (splits <= 1)
+        return 1;
+    const int64_t per_split = (slices + splits - 1) / splits;
+    return (slices + per_split - 1) / per_split;
+}
+
+/* Floats of the four parts (k rounded up to 4) and of a flag per row of A and B. */
+static int64_t parts_floats(const tb_gemm_args *args)
 {
     const int64_t ld = (args->k + 3) / 4 * 4;
     return 2 * (args->m + args->n) * ld + args->m + args->n;
 }
 
+/* Floats of workspace a call needs: the parts and flags, and a plane of C per split of K. */
+extern "C" int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args)
+{
+    const int64_t splits = k_splits(args);
+    return parts_floats(args) + (splits > 1 ? splits * args->m * args->n : 0);
+}
+
 extern "C" void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
-    (void)args;
-    snprintf(text, size, "3xTF32 on wgmma, %dx%d tiles, slices of %d, %d stages", BM, BN, BK, STAGES);
+    const int64_t splits = k_splits(args);
+    const int printed = snprintf(text, size, "3xTF32 on wgmma, %dx%d tiles, slices of %d, %d stages", BM, BN, BK,
+                                 STAGES);
+    if (splits > 1 && printed >= 0 && (size_t)printed < size)
+        snprintf(text + printed, size - (size_t)printed, ", K in %lld splits summed in order", (long long)splits);
 }
 
 /* grid.y of the split pass: a block per 32 rows, up to the limit of 65535 (the kernel loops past it). */
@@ -416,8 +461,9 @@ extern "C" int tb_tf32x3_ran_fp32(void)
 /*
  * cudaErrorNotSupported where this GPU has no sm_90a or the driver no tensor maps. Calls with no
  * products to sum (k == 0 or alpha == 0, where A and B are not read) only scale C, as the FP32
- * rungs do it; without room for the split operands (a workspace short of
- * tb_tf32x3_workspace_floats) the call runs on the FP32 rungs, and tb_tf32x3_ran_fp32 says so.
+ * rungs do it; without room for the split operands the call runs on the FP32 rungs, and
+ * tb_tf32x3_ran_fp32 says so; with room for them but not for the planes of a split K
+ * (tb_tf32x3_workspace_floats), K is not split.
  */
 extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t stream)
 {
@@ -427,7 +473,7 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
     if (k == 0 || args->alpha == 0.0f)
         return tb_launch_best(args, stream);
     /* The tensor maps need the parts 16-byte aligned: so is every workspace the paths hand over. */
-    if (args->workspace_floats < tb_tf32x3_workspace_floats(args) || (uintptr_t)args->workspace % 16 != 0) {
+    if (args->workspace_floats < parts_floats(args) || (uintptr_t)args->workspace % 16 != 0) {
         ran_fp32 = 1;
         return tb_launch_best(args, stream);
     }
@@ -455,8 +501,16 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
     if ((status = cudaGetLastError()) != cudaSuccess)
         return status;
     const int64_t blocks = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
-    gemm<<<(unsigned)blocks, THREADS, SMEM_BYTES, stream>>>(maps, m, n, k, args->alpha, a_bad, b_bad,
-                                                             args->trans_a, args->a, args->lda, args->trans_b,
-                                                             args->b, args->ldb, args->beta, args->c, args->ldc);
-    return cudaGetLastError();
+    const int64_t splits = args->workspace_floats >= tb_tf32x3_workspace_floats(args) ? k_splits(args) : 1;
+    const int64_t slices = (k + BK - 1) / BK, split_slices = (slices + splits - 1) / splits;
+    float *const planes = splits > 1 ? (float *)(b_bad + n) : nullptr;
+    gemm<<<dim3((unsigned)blocks, (unsigned)splits), THREADS, SMEM_BYTES, stream>>>(
+        maps, m, n, k, split_slices, args->alpha, a_bad, b_bad, args->trans_a, args->a, args->lda, args->trans_b,
+        args->b, args->ldb, args->beta, args->c, args->ldc, planes);
+    if ((status = cudaGetLastError()) != cudaSuccess || splits == 1)
+        return status;
+    tb_gemm_args sum = *args;
+    sum.workspace = planes;
+    sum.workspace_floats = splits * m * n;
+    return tb_launch_splitk_reduce(&sum, (int)splits, stream);
 }
