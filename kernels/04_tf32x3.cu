@@ -24,11 +24,12 @@
  * rungs' do (a correction term such as Inf * b_lo would otherwise carry the
  * sign of b_lo).
  *
- * A C of fewer tiles than the GPU has SMs would leave SMs idle and sum long
- * chains of slices: K is then split across blocks (grid.y), each split's
- * sums left in a plane of the workspace, and the planes summed in split order
- * by split-K's second pass (splitk.cu), which applies alpha and beta. That
- * fills the GPU and shortens the chains, so the error grows more slowly with K.
+ * A C whose tiles fill at most half of the GPU's SMs would leave SMs idle and
+ * sum long chains of slices: K is then split across blocks (grid.y) so that
+ * they fill the SMs, each split's sums left in a plane of the workspace, and
+ * the planes summed in split order by split-K's second pass (splitk.cu), which
+ * applies alpha and beta. That shortens the chains too, so the error grows
+ * more slowly with K.
  *
  * wgmma, setmaxnreg and the tensor memory accelerator are sm_90a's: this file
  * is compiled for that target alone, and on any other GPU the launch reports
@@ -50,7 +51,7 @@ namespace {
 constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3;
 constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
 constexpr int GROUP = 4; /* slices between two drains of the tensor cores' pipeline (group below) */
-constexpr int MIN_SPLIT_SLICES = 8; /* the fewest slices of K a split sums */
+constexpr int MIN_SPLIT_SLICES = 8; /* the fewest slices of K a split sums, but for the last */
 constexpr int TILE_FLOATS = BM * BK;          /* A and B tiles have the same size */
 constexpr int STAGE_FLOATS = 4 * TILE_FLOATS; /* a_hi, a_lo, b_hi, b_lo */
 constexpr uint32_t STAGE_BYTES = STAGE_FLOATS * sizeof(float);
@@ -364,14 +365,16 @@ __global__ void __launch_bounds__(THREADS, 1)
 } // namespace
 
 /*
- * The splits of K for a C of fewer tiles than the GPU has SMs: as many as fill the SMs, each at least
- * MIN_SPLIT_SLICES slices deep, none empty; 1 otherwise.
+ * The splits of K for a C whose tiles fill at most half of the SMs: as many as fill them, each at
+ * least MIN_SPLIT_SLICES slices deep but for the last, none empty; 1 otherwise.
  */
 static int64_t k_splits(const tb_gemm_args *args)
 {
     const int64_t tiles = ((args->m + BM - 1) / BM) * ((args->n + BN - 1) / BN), slices = (args->k + BK - 1) / BK;
     const int64_t sms = sm_count();
-    int64_t splits = tiles < sms ? sms / tiles : 1;
+    if (tiles == 0 || tiles >= sms)
+        return 1;
+    int64_t splits = sms / tiles;
     if (splits > slices / MIN_SPLIT_SLICES)
         splits = slices / MIN_SPLIT_SLICES;
     if (splits <= 1)
@@ -387,16 +390,27 @@ static int64_t parts_floats(const tb_gemm_args *args)
     return 2 * (args->m + args->n) * ld + args->m + args->n;
 }
 
-/* Floats of workspace a call needs: the parts and flags, and a plane of C per split of K. */
+/* Floats of the parts and flags, and of a plane of C per split of K. */
+static int64_t workspace_floats(const tb_gemm_args *args, int64_t splits)
+{
+    return parts_floats(args) + (splits > 1 ? splits * args->m * args->n : 0);
+}
+
 extern "C" int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args)
 {
+    return workspace_floats(args, k_splits(args));
+}
+
+/* The splits a launch with the call's workspace makes: none where it cannot hold their planes. */
+static int64_t planned_splits(const tb_gemm_args *args)
+{
     const int64_t splits = k_splits(args);
-    return parts_floats(args) + (splits > 1 ? splits * args->m * args->n : 0);
+    return args->workspace_floats >= workspace_floats(args, splits) ? splits : 1;
 }
 
 extern "C" void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, size_t size)
 {
-    const int64_t splits = k_splits(args);
+    const int64_t splits = planned_splits(args);
     const int printed = snprintf(text, size, "3xTF32 on wgmma, %dx%d tiles, slices of %d, %d stages", BM, BN, BK,
                                  STAGES);
     if (splits > 1 && printed >= 0 && (size_t)printed < size)
@@ -463,7 +477,8 @@ extern "C" int tb_tf32x3_ran_fp32(void)
  * products to sum (k == 0 or alpha == 0, where A and B are not read) only scale C, as the FP32
  * rungs do it; without room for the split operands the call runs on the FP32 rungs, and
  * tb_tf32x3_ran_fp32 says so; with room for them but not for the planes of a split K
- * (tb_tf32x3_workspace_floats), K is not split.
+ * (tb_tf32x3_workspace_floats), K is not split. The paths hand over either the whole
+ * workspace asked for or none, so in a call from the library only the first case arises.
  */
 extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t stream)
 {
@@ -501,7 +516,7 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
     if ((status = cudaGetLastError()) != cudaSuccess)
         return status;
     const int64_t blocks = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
-    const int64_t splits = args->workspace_floats >= tb_tf32x3_workspace_floats(args) ? k_splits(args) : 1;
+    const int64_t splits = planned_splits(args);
     const int64_t slices = (k + BK - 1) / BK, split_slices = (slices + splits - 1) / splits;
     float *const planes = splits > 1 ? (float *)(b_bad + n) : nullptr;
     gemm<<<dim3((unsigned)blocks, (unsigned)splits), THREADS, SMEM_BYTES, stream>>>(

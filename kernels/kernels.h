@@ -81,9 +81,10 @@ int64_t tb_best_planned_chain(const tb_gemm_args *args);
 
 /*
  * The tensor-core rung needs an sm_90a GPU: without one, or in a build without the sm_90a target, it
- * returns cudaErrorNotSupported and computes nothing. Given less workspace than it asks for (room
- * for the operands split into hi and lo parts) it runs the call on `best`, in FP32, and
- * tb_tf32x3_ran_fp32 (which also clears it) then says so for the calling thread. Its error bound is
+ * returns cudaErrorNotSupported and computes nothing. It asks for room for the operands split into
+ * hi and lo parts and, where it splits K, for a plane of C per split. Given too little for the parts
+ * it runs the call on `best`, in FP32, and tb_tf32x3_ran_fp32 (which also clears it) then says so
+ * for the calling thread; given room for the parts alone, it does not split K. Its error bound is
  * the FP32 rungs' plus about 2^-20 |alpha| (|op(A)| |op(B)|).
  */
 int64_t tb_tf32x3_workspace_floats(const tb_gemm_args *args);

@@ -360,7 +360,7 @@ int tb_gpu_kernel(void)
 /*
  * Under the tensor math, calls summing fewer products than this per element
  * run the FP32 kernels: there the tensor-core rung is no faster (on
- * 4096 x 4096 x K: 4 times slower at K = 32, 1.5 times at 256, even at 512)
+ * 4096 x 4096 x K: 4 times slower at K = 32, 1.5 times at 256, as fast at 512)
  * and, at K <= 128, less accurate, its lo parts' rounding outweighing
  * FP32's few additions.
  */
@@ -368,14 +368,16 @@ int tb_gpu_kernel(void)
 
 int tb_gpu_call_kernel(int64_t k)
 {
+    /* TILEDBLAS_KERNEL=tf32x3 was checked on the first device only; another may not run it. */
+    const int tensor = current_device()->tensor;
+    const int fp32 = gpu.kernel == TB_KERNEL_TF32X3 && !tensor ? TB_KERNEL_DEFAULT : gpu.kernel;
     if (atomic_load_explicit(&tb_config_get()->math, memory_order_relaxed) != TILEDBLAS_MATH_TENSOR)
-        /* TILEDBLAS_KERNEL=tf32x3 was checked on the first device only; another may not run it. */
-        return gpu.kernel == TB_KERNEL_TF32X3 && !current_device()->tensor ? TB_KERNEL_DEFAULT : gpu.kernel;
-    if (current_device()->tensor)
-        return k >= TENSOR_MIN_K ? TB_KERNEL_TF32X3 : gpu.kernel;
+        return fp32;
+    if (tensor)
+        return k >= TENSOR_MIN_K ? TB_KERNEL_TF32X3 : fp32;
     TB_WARN_ONCE("TILEDBLAS_MATH=tensor: this GPU has no tensor-core path (it needs a build for sm_90a and "
                  "a GPU of compute capability 9.0); calls compute in FP32");
-    return gpu.kernel;
+    return fp32;
 }
 
 size_t tb_gpu_max_pitch(void)

@@ -222,6 +222,39 @@ static void check_inf_in_a(const tb_gemm_case *gc, tb_rng *rng)
     special_end(&sc, problems);
 }
 
+/*
+ * Over a deep K (which the tensor rung splits across blocks): +Inf at op(A)(1, 3), as check_inf_in_a;
+ * in row 2, +Inf near the end of K and -Inf near its start, in different splits: C(2, j) is Inf where
+ * the two infinite products have one sign, NaN where they cancel or one meets a zero.
+ */
+static void check_infs_across_k(const tb_gemm_case *gc, tb_rng *rng)
+{
+    const int near = 5, far = gc->k - 3;
+    special_case sc = special_begin(gc, "Inf in A across K", rng);
+    sc.ops.a.data[op_index(&sc.ops.a, gc->trans_a, 1, 3)] = INFINITY;
+    sc.ops.a.data[op_index(&sc.ops.a, gc->trans_a, 2, far)] = INFINITY;
+    sc.ops.a.data[op_index(&sc.ops.a, gc->trans_a, 2, near)] = -INFINITY;
+    size_t problems = special_run(&sc);
+    for (int j = 0; j < gc->n; j++) {
+        const float b = sc.ops.b.data[op_index(&sc.ops.b, gc->trans_b, 3, j)];
+        const float one = sc.got.data[tb_matrix_index(&sc.got, 1, j)];
+        if (b == 0.0f)
+            problems += expect(isnan(one), one, "NaN", sc.label, 1, j);
+        else
+            problems += expect(isinf(one) && signbit(one) == signbit(gc->alpha * b), one,
+                               signbit(gc->alpha * b) ? "-Inf" : "+Inf", sc.label, 1, j);
+        const float b_far = sc.ops.b.data[op_index(&sc.ops.b, gc->trans_b, far, j)];
+        const float b_near = sc.ops.b.data[op_index(&sc.ops.b, gc->trans_b, near, j)];
+        const float two = sc.got.data[tb_matrix_index(&sc.got, 2, j)];
+        if (b_far == 0.0f || b_near == 0.0f || signbit(gc->alpha * b_far) != signbit(-gc->alpha * b_near))
+            problems += expect(isnan(two), two, "NaN", sc.label, 2, j);
+        else
+            problems += expect(isinf(two) && signbit(two) == signbit(gc->alpha * b_far), two,
+                               signbit(gc->alpha * b_far) ? "-Inf" : "+Inf", sc.label, 2, j);
+    }
+    special_end(&sc, problems);
+}
+
 /* Inf in C with beta != 0 stays Inf (sign of beta) and touches nothing else. */
 static void check_inf_in_c(const tb_gemm_case *gc, tb_rng *rng)
 {
@@ -327,6 +360,10 @@ static void run_special_value_checks(tb_rng *rng)
             check_k_zero_ignores_ab(gc, -1.3f, rng);
             check_k_zero_ignores_ab(gc, 0.0f, rng);
             check_beta_zero_ignores_c(gc, rng);
+            tb_gemm_case deep = gc;
+            deep.k = 2000;
+            tb_case_set_ld(&deep, 2, 1, 3);
+            check_infs_across_k(&deep, rng);
         }
     print_progress("special values", &before);
 }
