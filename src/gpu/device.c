@@ -29,6 +29,9 @@
 /* Devices the GPU path can run on: the one it started on, and others that hold a call's operands. */
 #define MAX_DEVICES 64
 
+/* Events kept for marks of the application's work: more than the calls in flight at once are destroyed. */
+#define MARKS_KEPT 64
+
 /* What a call on one device needs besides the lanes' memory, made the first time a call runs there. */
 typedef struct {
     atomic_int state; /* DEVICE_* */
@@ -38,7 +41,8 @@ typedef struct {
     int stream_ordered;          /* cudaMallocAsync works here */
     int tensor;                  /* the tensor-core rung runs here (tb_tf32x3_supported) */
     cudaStream_t streams[TB_GPU_LANES]; /* the direct path's: per lane on the first device, else one */
-    cudaEvent_t application;            /* recorded on the legacy default stream, waited for by a stream */
+    cudaEvent_t marks[MARKS_KEPT];      /* events for marks of the application's work, free (under marks_lock) */
+    int marks_kept;
 } device_state;
 
 enum { DEVICE_UNMADE, DEVICE_READY, DEVICE_FAILED };
@@ -65,6 +69,7 @@ static struct {
 
 static device_state devices[MAX_DEVICES];
 static pthread_mutex_t making_device = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t marks_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The device of the calling thread's call; NULL: the one the GPU path started on. */
 static _Thread_local device_state *call_device;
 
@@ -91,6 +96,7 @@ static void after_fork_in_child(void)
     tb_lanes_after_fork();
     pthread_mutex_init(&gpu.starting, NULL);
     pthread_mutex_init(&making_device, NULL);
+    pthread_mutex_init(&marks_lock, NULL);
     pthread_mutex_init(&gpu.reasons, NULL);
     if (atomic_load(&gpu.usable) || !atomic_load(&gpu.why_not))
         atomic_store(&gpu.why_not, "forked after CUDA was initialised");
@@ -127,13 +133,11 @@ static cudaError_t make_device(device_state *state, int device)
     const int streams = device == gpu.device ? TB_GPU_LANES : 1;
     cudaError_t status;
     if ((status = cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device)) == cudaSuccess &&
-        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) == cudaSuccess &&
-        (status = cudaMemGetInfo(&free_bytes, &total_bytes)) == cudaSuccess)
-        status = cudaEventCreateWithFlags(&state->application, cudaEventDisableTiming);
+        (status = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device)) == cudaSuccess)
+        status = cudaMemGetInfo(&free_bytes, &total_bytes);
     for (int lane = 0; lane < streams && status == cudaSuccess; lane++)
         status = cudaStreamCreateWithFlags(&state->streams[lane], cudaStreamNonBlocking);
     if (status != cudaSuccess) {
-        tb_destroy_event(&state->application);
         for (int lane = 0; lane < TB_GPU_LANES; lane++)
             tb_destroy_stream(&state->streams[lane]);
         return status;
@@ -396,23 +400,56 @@ cudaStream_t tb_gpu_stream(void)
 }
 
 /*
- * Calls on the same device may share the event: a stream that waits for a
- * later record of it waits for more of the application's work, never less.
+ * Each mark has an event of its own: a stream waiting for an event shared by
+ * the calls would wait for its latest record, which another call may have
+ * made after later work of the application, work that might wait for
+ * something this call's thread does only once the call returns.
  */
-cudaError_t tb_gpu_mark_application(void)
+cudaError_t tb_gpu_mark_application(tb_gpu_mark *mark)
 {
-    return cudaEventRecord(current_device()->application, cudaStreamLegacy);
+    device_state *state = current_device();
+    mark->device = (int)(state - devices);
+    mark->event = NULL;
+    pthread_mutex_lock(&marks_lock);
+    if (state->marks_kept > 0)
+        mark->event = state->marks[--state->marks_kept];
+    pthread_mutex_unlock(&marks_lock);
+    cudaError_t status = cudaSuccess;
+    if (!mark->event && (status = cudaEventCreateWithFlags(&mark->event, cudaEventDisableTiming)) != cudaSuccess)
+        mark->event = NULL;
+    if (status == cudaSuccess && (status = cudaEventRecord(mark->event, cudaStreamLegacy)) != cudaSuccess)
+        tb_gpu_drop_mark(mark);
+    return status;
 }
 
-cudaError_t tb_gpu_wait_application(void)
+/* Once the wait is queued, later records of the event do not change it: the event can serve another mark. */
+cudaError_t tb_gpu_wait_application(tb_gpu_mark *mark)
 {
-    return cudaStreamWaitEvent(tb_gpu_stream(), current_device()->application, 0);
+    const cudaError_t status = cudaStreamWaitEvent(tb_gpu_stream(), mark->event, 0);
+    tb_gpu_drop_mark(mark);
+    return status;
+}
+
+void tb_gpu_drop_mark(tb_gpu_mark *mark)
+{
+    if (!mark->event)
+        return;
+    device_state *state = &devices[mark->device];
+    pthread_mutex_lock(&marks_lock);
+    const int kept = state->marks_kept < MARKS_KEPT;
+    if (kept)
+        state->marks[state->marks_kept++] = mark->event;
+    pthread_mutex_unlock(&marks_lock);
+    if (!kept)
+        cudaEventDestroy(mark->event);
+    mark->event = NULL;
 }
 
 cudaError_t tb_gpu_follow_application(void)
 {
-    const cudaError_t status = tb_gpu_mark_application();
-    return status == cudaSuccess ? tb_gpu_wait_application() : status;
+    tb_gpu_mark mark;
+    const cudaError_t status = tb_gpu_mark_application(&mark);
+    return status == cudaSuccess ? tb_gpu_wait_application(&mark) : status;
 }
 
 int tb_gpu_stream_ordered(void)

@@ -39,13 +39,20 @@ cudaStream_t tb_gpu_stream(void);
  */
 cudaError_t tb_gpu_follow_application(void);
 /*
- * The same in two steps: the mark on the legacy default stream, which may
- * wait inside the driver behind the application's own CUDA calls (pageable
- * copies from other threads), made before a call takes its lane; the lane's
- * stream waits for the mark once the lane is taken.
+ * The same in two steps: the mark, an event recorded on the legacy default
+ * stream, which may wait inside the driver behind the application's own CUDA
+ * calls (pageable copies from other threads), made before a call takes its
+ * lane; then the lane's stream waits for the mark once the lane is taken,
+ * which gives the mark back. A mark no stream will wait for is given back
+ * with tb_gpu_drop_mark (a mark never made or already given back: nothing).
  */
-cudaError_t tb_gpu_mark_application(void);
-cudaError_t tb_gpu_wait_application(void);
+typedef struct {
+    cudaEvent_t event; /* NULL: none held */
+    int device;        /* whose events it came from */
+} tb_gpu_mark;
+cudaError_t tb_gpu_mark_application(tb_gpu_mark *mark);
+cudaError_t tb_gpu_wait_application(tb_gpu_mark *mark);
+void tb_gpu_drop_mark(tb_gpu_mark *mark);
 /* Whether stream-ordered allocation (cudaMallocAsync) works on this device. */
 int tb_gpu_stream_ordered(void);
 /* Whether the call runs on the device the GPU path started on, with the lanes' memory. */

@@ -135,7 +135,7 @@ typedef struct {
     tb_gpu_context saved;
     tb_lane_choice lanes;
     int lane;
-    int marked; /* the application's work is marked for the lane's stream to wait for */
+    tb_gpu_mark mark; /* of the application's work, for the lane's stream to wait for (event NULL: none) */
 } gpu_turn;
 
 /*
@@ -152,8 +152,8 @@ static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes, int mark)
     /* Once more after a per-call error. */
     if (status != cudaSuccess && tb_fault_of(status) == TB_FAULT_CALL)
         status = cudaSetDevice(tb_gpu_device());
-    turn->marked = mark && status == cudaSuccess && tb_gpu_mark_application() == cudaSuccess;
-    if (mark && status == cudaSuccess && !turn->marked)
+    turn->mark.event = NULL;
+    if (mark && status == cudaSuccess && tb_gpu_mark_application(&turn->mark) != cudaSuccess)
         cudaGetLastError(); /* not a launch's: the lane marks again, and meets a lasting error there */
     turn->lane = tb_lane_take(lanes);
     tb_gpu_budget_turn_begin();
@@ -185,6 +185,7 @@ static tb_gpu_status end_turn(gpu_turn *turn, tb_fault fault, cudaError_t status
         if (!quiet)
             TB_WARN_ONCE("GPU path failed (%s); this and later calls use the CPU BLAS", tb_gpu_unusable_reason());
     }
+    tb_gpu_drop_mark(&turn->mark); /* a mark the call did not wait for */
     tb_gpu_context_restore(&turn->saved);
     tb_lane_give(turn->lane, turn->lanes);
     return tb_gpu_status_of(fault);
@@ -235,7 +236,7 @@ static int c_restored(const tb_call *call, unsigned resident, const c_keeper *ke
  * Device operands: the direct path, tried again once after a fault that left
  * the context working (C put back first where the kernel may have written it).
  */
-static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel, int marked,
+static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel, tb_gpu_mark *mark,
                              tb_gpu_progress *progress, cudaError_t *status)
 {
     c_keeper keeper = {NULL, call->m};
@@ -248,9 +249,8 @@ static tb_fault run_resident(const tb_call *call, unsigned resident, int kernel,
          * lane's stream waits for that work once, before the copy of C and the kernel are queued on it,
          * for the mark made before the lane was taken (begin_turn), else for one made now. */
         if (!followed) {
-            *status = marked ? tb_gpu_wait_application() : tb_gpu_follow_application();
+            *status = mark->event ? tb_gpu_wait_application(mark) : tb_gpu_follow_application();
             followed = (fault = fault_of(*status)) == TB_FAULT_NONE;
-            marked = 0;
         }
         if (followed && !kept)
             kept = (fault = fault_of(*status = keep_c(call, resident, &keeper))) == TB_FAULT_NONE;
@@ -313,7 +313,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     }
     tb_fault fault = fault_of(status);
     if (fault == TB_FAULT_NONE)
-        fault = resident ? run_resident(call, resident, kernel, turn.marked, progress, &status)
+        fault = resident ? run_resident(call, resident, kernel, &turn.mark, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
     /* Any launch that ran in FP32 for want of workspace makes the call's math FP32. */
     progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32();

@@ -30,8 +30,12 @@ typedef struct {
 
 typedef struct handle {
     int live;
-    int device; /* current when it was made */
+    int device;           /* current when it was made */
+    const void *recorder; /* an event's: the thread that recorded it last (its thread_tag) */
 } handle;
+
+/* The calling thread, as an address unique to it. */
+static _Thread_local char thread_tag;
 
 /* A device's primary context, the only kind the fake has. */
 struct CUctx_st {
@@ -53,7 +57,9 @@ static struct {
     int devices, only_device; /* the devices reported; the one whose calls are counted (-1: all) */
     cudaError_t sticky[FAKE_MAX_DEVICES], last; /* a lost context is lost on its device alone */
     long launches[FAKE_MAX_DEVICES];
-    long device_waits; /* calls that wait for the whole device (fake_device_waits) */
+    long device_waits;   /* calls that wait for the whole device (fake_device_waits) */
+    long legacy_records; /* events recorded on the legacy default stream (fake_legacy_records) */
+    long foreign_waits;  /* waits for an event another thread recorded last (fake_foreign_waits) */
     int unloading;
     size_t device_bytes, device_peak; /* the library's live device memory, and its most since the reset */
 } fake = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -121,7 +127,7 @@ void fake_reset(size_t free_bytes)
         fake.sticky[d] = cudaSuccess;
         fake.launches[d] = 0;
     }
-    fake.device_waits = 0;
+    fake.device_waits = fake.legacy_records = fake.foreign_waits = 0;
     fake.last = pending = cudaSuccess;
     current_context = NULL;
     fake.unloading = 0;
@@ -191,6 +197,22 @@ long fake_device_waits(void)
 {
     pthread_mutex_lock(&fake.lock);
     const long waits = fake.device_waits;
+    pthread_mutex_unlock(&fake.lock);
+    return waits;
+}
+
+long fake_legacy_records(void)
+{
+    pthread_mutex_lock(&fake.lock);
+    const long records = fake.legacy_records;
+    pthread_mutex_unlock(&fake.lock);
+    return records;
+}
+
+long fake_foreign_waits(void)
+{
+    pthread_mutex_lock(&fake.lock);
+    const long waits = fake.foreign_waits;
     pthread_mutex_unlock(&fake.lock);
     return waits;
 }
@@ -409,45 +431,67 @@ static void check_stream(cudaStream_t stream, const char *what)
         die("%s: stream %p was destroyed", what, (void *)stream);
 }
 
-/* A stream work is queued on: live, and of the current device (a default stream always is). */
 /* Launches and records held by fake_hold_next_launch and fake_hold_next_mark, outside fake.lock: other
  * threads' calls go on meanwhile. */
 enum { HOLD_NONE, HOLD_LAUNCH, HOLD_MARK };
+#define HELD_LAUNCHES 8
 static struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int held, released;
-    cudaStream_t stream; /* the held launch's: work on it waits, as on a GPU */
-} holding = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL};
+    int blocking[HELD_LAUNCHES];           /* slots of held launches, */
+    cudaStream_t streams[HELD_LAUNCHES]; /* whose streams' work waits, as on a GPU */
+} holding = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
 static _Thread_local int hold_next;
+
+/* Under holding.lock: whether a held launch blocks `stream`. */
+static int blocked(cudaStream_t stream)
+{
+    for (int i = 0; i < HELD_LAUNCHES; i++)
+        if (holding.blocking[i] && holding.streams[i] == stream)
+            return 1;
+    return 0;
+}
 
 /* Work queued on, or a wait for, the stream of a held launch waits for its release. Called under
  * fake.lock, which the release does not take. */
 static void wait_for_held(cudaStream_t stream)
 {
     pthread_mutex_lock(&holding.lock);
-    while (holding.held && !holding.released && holding.stream == stream)
+    while (!holding.released && blocked(stream))
         pthread_cond_wait(&holding.changed, &holding.lock);
     pthread_mutex_unlock(&holding.lock);
 }
 
-/* Outside fake.lock: where the calling thread's next `what` is held, it waits for the release, work on
- * `blocks` (a launch's stream) waiting with it. */
-static void hold_if_asked(int what, cudaStream_t blocks)
+/* Outside fake.lock: where the calling thread's next `what` is held, it waits for the release; a held
+ * launch blocks the work on its stream meanwhile. */
+static void hold_if_asked(int what, cudaStream_t stream)
 {
     if (hold_next != what)
         return;
     hold_next = HOLD_NONE;
     pthread_mutex_lock(&holding.lock);
     holding.held++;
-    holding.stream = blocks;
+    int slot = -1;
+    for (int i = 0; what == HOLD_LAUNCH && slot < 0 && i < HELD_LAUNCHES; i++)
+        if (!holding.blocking[i])
+            slot = i;
+    if (what == HOLD_LAUNCH && slot < 0)
+        die("more than %d launches held at once", HELD_LAUNCHES);
+    if (slot >= 0) {
+        holding.blocking[slot] = 1;
+        holding.streams[slot] = stream;
+    }
     pthread_cond_broadcast(&holding.changed);
     while (!holding.released)
         pthread_cond_wait(&holding.changed, &holding.lock);
+    if (slot >= 0)
+        holding.blocking[slot] = 0;
     holding.held--;
     pthread_mutex_unlock(&holding.lock);
 }
 
+/* A stream work is queued on: live, and of the current device (a default stream always is). */
 static void check_stream_here(cudaStream_t stream, const char *what)
 {
     check_stream(stream, what);
@@ -590,6 +634,7 @@ static cudaError_t create_handle(void **out, int *live, const char *name)
         return fake.last = cudaErrorMemoryAllocation;
     h->live = 1;
     h->device = current_device();
+    h->recorder = NULL;
     ++*live;
     *out = h;
     return cudaSuccess;
@@ -673,12 +718,17 @@ static cudaError_t event_record(cudaEvent_t event, cudaStream_t stream)
     if (((handle *)event)->device != current_device())
         die("cudaEventRecord: event %p of device %d recorded with device %d current", (void *)event,
             ((handle *)event)->device, current_device());
-    return enter("cudaEventRecord", 0, NULL);
+    const cudaError_t status = enter("cudaEventRecord", 0, NULL);
+    if (status == cudaSuccess) {
+        ((handle *)event)->recorder = &thread_tag;
+        fake.legacy_records += stream == cudaStreamLegacy;
+    }
+    return status;
 }
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     if (stream == cudaStreamLegacy)
-        hold_if_asked(HOLD_MARK, (cudaStream_t)&holding); /* a stream no work is queued on */
+        hold_if_asked(HOLD_MARK, stream);
     LOCKED(event_record(event, stream));
 }
 
@@ -686,7 +736,10 @@ static cudaError_t stream_wait_event(cudaStream_t stream, cudaEvent_t event)
 {
     check_event(event, "cudaStreamWaitEvent");
     check_stream(stream, "cudaStreamWaitEvent");
-    return enter("cudaStreamWaitEvent", 0, NULL);
+    const cudaError_t status = enter("cudaStreamWaitEvent", 0, NULL);
+    const void *recorder = ((handle *)event)->recorder;
+    fake.foreign_waits += status == cudaSuccess && recorder && recorder != &thread_tag;
+    return status;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags)
 {

@@ -53,6 +53,10 @@ int fake_fired(void);
 long fake_launches(int device);
 /* Calls since the reset that wait for the whole device: cudaDeviceSynchronize, cudaFree, cudaFreeHost. */
 long fake_device_waits(void);
+/* Since the reset: events recorded on the legacy default stream; waits of a stream for an event that
+ * another thread recorded last (a call waiting for a mark not its own). */
+long fake_legacy_records(void);
+long fake_foreign_waits(void);
 /* The calling thread's next kernel launch waits, before it runs, until fake_release_held(), and
  * with it any work on or wait for its stream from other threads. */
 void fake_hold_next_launch(void);

@@ -75,6 +75,8 @@ int fault_many_threads(void);
 int fault_device_lanes(int capped);
 /* Calls waiting to mark the application's work hold no lane: another call finishes meanwhile. */
 int fault_marks_hold_no_lane(void);
+/* Calls waiting for a lane each wait, once they have it, for their own mark of the application's work. */
+int fault_own_marks(void);
 /* Calls on memory of two devices: where they run, faults on the second, threads on both
  * (fault_two_devices.c). */
 int fault_two_devices(void);

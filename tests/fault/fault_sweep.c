@@ -19,6 +19,7 @@
  *                              device-lanes[-capped] (two device calls at once),
  *                              marks-hold-no-lane (calls held marking the
  *                              application's work leave the lanes free),
+ *                              own-marks (each call waits for its own mark),
  *                              exit-in-flight (main returns under calls),
  *                              reason-race (the GPU's reason read as it is
  *                              written; a race TSan reports), or
@@ -566,6 +567,8 @@ static int scenario(const char *name)
         failures += fault_device_lanes(strcmp(name, "device-lanes-capped") == 0);
     } else if (strcmp(name, "marks-hold-no-lane") == 0) {
         failures += fault_marks_hold_no_lane();
+    } else if (strcmp(name, "own-marks") == 0) {
+        failures += fault_own_marks();
     } else if (strcmp(name, "no-device-wait") == 0) {
         failures += no_device_wait();
     } else if (strcmp(name, "exit-in-flight") == 0) {

@@ -269,7 +269,11 @@ int fault_marks_hold_no_lane(void)
     fake_release_held();
     for (int t = 0; t < made; t++)
         pthread_join(threads[t], NULL);
-    if (!were_held || made < 3) {
+    if (made < 3) {
+        printf("FAIL marks-hold-no-lane: a thread could not be started\n");
+        return 1;
+    }
+    if (!were_held) {
         printf("FAIL marks-hold-no-lane: the two calls' marks were not both held\n");
         return 1;
     }
@@ -284,4 +288,78 @@ int fault_marks_hold_no_lane(void)
         return 1;
     }
     return 0;
+}
+
+/* --- each call waits for its own mark --- */
+
+static void *call_launch_held(void *arg)
+{
+    gemm *g = arg;
+    fake_hold_next_launch();
+    gemm_run(g, g->c.data);
+    return NULL;
+}
+
+static void *call_plain(void *arg)
+{
+    gemm *g = arg;
+    gemm_run(g, g->c.data);
+    return NULL;
+}
+
+/* Polls every 10 ms for up to LANES_WAIT_SECONDS for `records` marks on the legacy default stream. */
+static int wait_for_records(long records)
+{
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < LANES_WAIT_SECONDS * 100; i++) {
+        if (fake_legacy_records() >= records)
+            return 1;
+        nanosleep(&tick, NULL);
+    }
+    return 0;
+}
+
+/*
+ * Two calls on device operands hold both lanes (their kernels held); two more mark the application's
+ * work and wait for a lane. Once the lanes are free, each of the two must wait for its own mark: a mark
+ * another call made later may follow application work queued after the call began, work that might
+ * wait for what the caller does after the call. All four C checked.
+ */
+int fault_own_marks(void)
+{
+    const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 12, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    gemm calls[4];
+    for (int i = 0; i < 4; i++)
+        gemm_make(&calls[i], &cfg, 59u + 4u * (unsigned)i);
+    gemm_run(&calls[0], calls[0].c.data); /* CUDA starts outside the test */
+    memcpy(calls[0].c.data, calls[0].c0, calls[0].c.count * sizeof(float));
+    const long records = fake_legacy_records(), foreign = fake_foreign_waits();
+    pthread_t threads[4];
+    int made = 0, ready = 1;
+    for (; made < 2 && ready && pthread_create(&threads[made], NULL, call_launch_held, &calls[made]) == 0; made++)
+        ready = wait_for(NULL, made + 1, LANES_WAIT_SECONDS); /* the lanes taken in turn */
+    for (; ready && made >= 2 && made < 4 && pthread_create(&threads[made], NULL, call_plain, &calls[made]) == 0;
+         made++)
+        ;
+    ready = ready && made == 4 && wait_for_records(records + 4);
+    fake_release_held();
+    for (int t = 0; t < made; t++)
+        pthread_join(threads[t], NULL);
+    if (!ready) {
+        printf("FAIL own-marks: the four calls were not all under way (%d started)\n", made);
+        return 1;
+    }
+    int failed = 0;
+    if (fake_foreign_waits() != foreign) {
+        printf("FAIL own-marks: %ld waits for a mark another call made\n", fake_foreign_waits() - foreign);
+        failed = 1;
+    }
+    for (int i = 0; i < 4; i++)
+        if (gemm_verdict(&calls[i]) != 1) {
+            printf("FAIL own-marks: C of call %d wrong (%d)\n", i, gemm_verdict(&calls[i]));
+            failed = 1;
+        }
+    return failed;
 }
