@@ -161,20 +161,23 @@ void fake_inject_on(int device, fake_mode mode, long nth, const char *only)
     pthread_mutex_unlock(&fake.lock);
 }
 
-long fake_sites(void)
+/* A counter of the fake's, read under its lock. */
+static long counter(const long *value)
 {
     pthread_mutex_lock(&fake.lock);
-    const long sites = fake.sites;
+    const long read = *value;
     pthread_mutex_unlock(&fake.lock);
-    return sites;
+    return read;
+}
+
+long fake_sites(void)
+{
+    return counter(&fake.sites);
 }
 
 long fake_alloc_sites(void)
 {
-    pthread_mutex_lock(&fake.lock);
-    const long sites = fake.alloc_sites;
-    pthread_mutex_unlock(&fake.lock);
-    return sites;
+    return counter(&fake.alloc_sites);
 }
 
 int fake_fired(void)
@@ -195,26 +198,17 @@ long fake_launches(int device)
 
 long fake_device_waits(void)
 {
-    pthread_mutex_lock(&fake.lock);
-    const long waits = fake.device_waits;
-    pthread_mutex_unlock(&fake.lock);
-    return waits;
+    return counter(&fake.device_waits);
 }
 
 long fake_legacy_records(void)
 {
-    pthread_mutex_lock(&fake.lock);
-    const long records = fake.legacy_records;
-    pthread_mutex_unlock(&fake.lock);
-    return records;
+    return counter(&fake.legacy_records);
 }
 
 long fake_foreign_waits(void)
 {
-    pthread_mutex_lock(&fake.lock);
-    const long waits = fake.foreign_waits;
-    pthread_mutex_unlock(&fake.lock);
-    return waits;
+    return counter(&fake.foreign_waits);
 }
 
 /* --- the registry (under fake.lock) --- */

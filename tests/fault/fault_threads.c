@@ -127,7 +127,7 @@ int fault_many_threads(void)
 
 static atomic_int second_done;
 
-/* The first call, its kernel held until the test releases it. */
+/* A call whose kernel is held until the test releases it. */
 static void *call_held(void *arg)
 {
     gemm *g = arg;
@@ -136,10 +136,16 @@ static void *call_held(void *arg)
     return NULL;
 }
 
-static void *call_and_flag(void *arg)
+static void *call_plain(void *arg)
 {
     gemm *g = arg;
     gemm_run(g, g->c.data);
+    return NULL;
+}
+
+static void *call_and_flag(void *arg)
+{
+    call_plain(arg);
     atomic_store(&second_done, 1);
     return NULL;
 }
@@ -292,21 +298,6 @@ int fault_marks_hold_no_lane(void)
 
 /* --- each call waits for its own mark --- */
 
-static void *call_launch_held(void *arg)
-{
-    gemm *g = arg;
-    fake_hold_next_launch();
-    gemm_run(g, g->c.data);
-    return NULL;
-}
-
-static void *call_plain(void *arg)
-{
-    gemm *g = arg;
-    gemm_run(g, g->c.data);
-    return NULL;
-}
-
 /* Polls every 10 ms for up to LANES_WAIT_SECONDS for `records` marks on the legacy default stream. */
 static int wait_for_records(long records)
 {
@@ -338,7 +329,7 @@ int fault_own_marks(void)
     const long records = fake_legacy_records(), foreign = fake_foreign_waits();
     pthread_t threads[4];
     int made = 0, ready = 1;
-    for (; made < 2 && ready && pthread_create(&threads[made], NULL, call_launch_held, &calls[made]) == 0; made++)
+    for (; made < 2 && ready && pthread_create(&threads[made], NULL, call_held, &calls[made]) == 0; made++)
         ready = wait_for(NULL, made + 1, LANES_WAIT_SECONDS); /* the lanes taken in turn */
     for (; ready && made >= 2 && made < 4 && pthread_create(&threads[made], NULL, call_plain, &calls[made]) == 0;
          made++)
