@@ -7,15 +7,29 @@
  * exiting, its destructors run while calls are in flight) is neither: the
  * call should end without more work. The exiting thread itself is told
  * apart: its calls from later exit handlers stay off the GPU.
+ *
+ * CUDA's teardown does not wait for other threads: it destroys the contexts,
+ * and with them the device memory and pinned host buffers that calls in
+ * flight are still reading and writing. So the GPU path's exit handler, which
+ * runs before that teardown, first closes the GPU path to other threads and
+ * waits for their calls in flight to end.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "gpu/fault.h"
 
+/* The longest the exit waits for other threads' calls in flight: past it, CUDA's teardown meets them. */
+#define DRAIN_SECONDS 30
+
 static atomic_int shutting_down;
 static _Thread_local int exiting_here;
+static atomic_int closed;    /* the exit began: other threads' calls stay off the GPU */
+static atomic_int in_flight; /* calls between tb_fault_enter and tb_fault_leave, all threads */
+static _Thread_local int entered_here;
 
 static int is_sticky(cudaError_t status)
 {
@@ -81,14 +95,49 @@ int tb_fault_shutting_down(void)
     return atomic_load(&shutting_down);
 }
 
-static void mark_exiting_thread(void)
+int tb_fault_enter(void)
+{
+    /* Counted before the check, as the exit closes before it counts: one of the two sees the other. */
+    atomic_fetch_add(&in_flight, 1);
+    if (atomic_load(&closed) && !exiting_here) {
+        atomic_fetch_sub(&in_flight, 1);
+        return 0;
+    }
+    entered_here++;
+    return 1;
+}
+
+void tb_fault_leave(void)
+{
+    entered_here--;
+    atomic_fetch_sub(&in_flight, 1);
+}
+
+/* The exit handler: the exiting thread is marked, the GPU path closed to the others, and their calls in
+ * flight waited for (a call of this thread's own, say from a signal handler that exits, is not). */
+static void close_at_exit(void)
 {
     exiting_here = 1;
+    atomic_store(&closed, 1);
+    const struct timespec pause = {0, 1000 * 1000};
+    for (long waited = 0; atomic_load(&in_flight) > entered_here && waited < DRAIN_SECONDS * 1000L; waited++)
+        nanosleep(&pause, NULL);
+}
+
+/* A forked child has only the forking thread: its parent's other calls in flight are not its own. */
+static void after_fork_in_child(void)
+{
+    atomic_store(&in_flight, entered_here);
+}
+
+__attribute__((constructor)) static void register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
 void tb_fault_watch_exit(void)
 {
-    atexit(mark_exiting_thread);
+    atexit(close_at_exit);
 }
 
 int tb_fault_exiting_here(void)

@@ -298,7 +298,7 @@ static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress)
 {
     *progress = (tb_gpu_progress){.block_rows = call->m};
-    if (tb_fault_shutting_down())
+    if (tb_fault_shutting_down() || !tb_fault_enter())
         return TB_GPU_SHUTDOWN;
     const int kernel = tb_gpu_call_kernel(call->k);
     tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
@@ -323,16 +323,22 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
         if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
             tb_gpu_disable("CUDA error", status);
     }
-    return end_turn(&turn, fault, status, resident != 0);
+    const tb_gpu_status result = end_turn(&turn, fault, status, resident != 0);
+    tb_fault_leave();
+    return result;
 }
 
 tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
 {
+    if (!tb_fault_enter())
+        return TB_GPU_SHUTDOWN;
     gpu_turn turn;
     cudaError_t status = begin_turn(&turn, TB_BOTH_LANES, 0); /* no other kernel beside the timed one */
     if (status == cudaSuccess)
         status = tb_direct_time_kernel(tb_gpu_kernel(), n, seconds);
     const tb_fault fault = fault_of(status);
     /* After a failed timing the cost model tries again, and says so when it gives up. */
-    return end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
+    const tb_gpu_status result = end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
+    tb_fault_leave();
+    return result;
 }

@@ -135,6 +135,16 @@ void fake_reset(size_t free_bytes)
     pthread_mutex_unlock(&fake.lock);
 }
 
+void fake_teardown(void)
+{
+    pthread_mutex_lock(&fake.lock);
+    fake.unloading = 1;
+    for (int i = 0; i < fake.count; i++)
+        if (fake.allocations[i].kind != FAKE_REGISTERED)
+            mprotect(fake.allocations[i].base, fake.allocations[i].bytes ? fake.allocations[i].bytes : 1, PROT_NONE);
+    pthread_mutex_unlock(&fake.lock);
+}
+
 void fake_set_devices(int count)
 {
     if (count < 1 || count > FAKE_MAX_DEVICES)

@@ -47,6 +47,9 @@ void fake_inject_on(int device, fake_mode mode, long nth, const char *only);
 /* Calls counted since fake_inject: fallible ones, and those of them that allocate. */
 long fake_sites(void);
 long fake_alloc_sites(void);
+/* The runtime's teardown at exit: from now on every call fails as unloading, and the contexts are gone
+ * with the memory they held (device, managed and pinned allocations no longer readable or writable). */
+void fake_teardown(void);
 /* Whether the injected fault fired. */
 int fake_fired(void);
 /* Kernels launched with `device` current since the reset. */

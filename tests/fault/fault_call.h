@@ -66,6 +66,8 @@ int count_warnings_with(FILE *log, long *offset, const char *text, int *with_tex
  * (fault_registry.c); the GPU's unusable reason read while a lost context writes it (fault_reason.c):
  * each returns the failures it printed. */
 int fault_exit_in_flight(void);
+/* Children forked while three threads make GPU calls exit at once (fault_exit.c). */
+int fault_fork_in_flight(void);
 int fault_registry_checks(void);
 int fault_reason_while_disabled(void);
 /* Many threads' calls at once, on every kind of memory and path (fault_threads.c). */

@@ -1,7 +1,8 @@
 /*
  * Exit with calls in flight (fault_call.h): a program's main returns while
  * three threads make GPU calls on host operands, and the simulated runtime
- * starts unloading from an exit handler, as the CUDA runtime's teardown does.
+ * tears down from an exit handler, as the CUDA runtime does; a process forks
+ * while such calls are in flight, and its children exit.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_end.h"
 #include "fake_cuda.h"
 #include "fault_call.h"
 
@@ -31,35 +33,82 @@ static void *call_forever(void *g)
     return NULL;
 }
 
-/* What the CUDA runtime's own exit handler does: from now on it is unloading, while its teardown takes a
- * while (the calls in flight meet it). */
-static void runtime_unloads(void)
+/* What the CUDA runtime's exit handler does: it tears the contexts down, and with them the memory they
+ * held, whatever other threads are doing; the teardown takes a while, and calls in flight meet it. */
+static void runtime_tears_down(void)
 {
-    fake_inject(FAKE_UNLOADING, 1, NULL);
+    fake_teardown();
     const struct timespec teardown = {0, 20 * 1000 * 1000};
     nanosleep(&teardown, NULL);
 }
 
-/* A program whose main returns while three threads make GPU calls, the runtime unloading under them. */
-static void exit_with_calls_in_flight(void)
+/* Three threads making GPU calls of `cfg` for ever; returns once they have made a few. */
+static void start_callers(const config *cfg)
 {
-    static const config cfg = {STAGED, HOST, HOST, HOST, COL, N, N, 48, 40, 36, 0.5f, 0, 1};
-    set_environment(cfg.path);
-    setenv("TILEDBLAS_VERBOSE", "2", 1); /* a trace line per call names its path */
-    fake_reset(free_bytes_for(cfg.path));
-    if (!tiledblas_gpu_available())
-        _exit(4);
-    atexit(runtime_unloads);
     static gemm calls[EXIT_THREADS];
     for (int i = 0; i < EXIT_THREADS; i++) {
-        gemm_make(&calls[i], &cfg, 100u + (unsigned)i);
+        gemm_make(&calls[i], cfg, 100u + (unsigned)i);
         pthread_t thread;
         if (pthread_create(&thread, NULL, call_forever, &calls[i]) != 0)
             _exit(5);
     }
-    while (atomic_load(&exit_calls) < 10 * EXIT_THREADS)
+    while (atomic_load(&exit_calls) < 4 * EXIT_THREADS)
         sched_yield();
+}
+
+/*
+ * A program whose main returns while three threads make GPU calls, the runtime tearing down under them.
+ * Its exit handler is registered as CUDA registers its own, when CUDA starts, so before the library's.
+ * The calls are large enough that a thread is most of the time inside a kernel, reading device memory.
+ */
+static void exit_with_calls_in_flight(void)
+{
+    static const config cfg = {STAGED, HOST, HOST, HOST, COL, N, N, 160, 144, 128, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    setenv("TILEDBLAS_VERBOSE", "2", 1); /* a trace line per call names its path */
+    fake_reset(free_bytes_for(cfg.path));
+    atexit(runtime_tears_down);
+    if (!tiledblas_gpu_available())
+        _exit(4);
+    start_callers(&cfg);
     exit(0);
+}
+
+static double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Children forked while three threads' calls are in flight exit at once: those calls are not theirs to
+ * wait for. Returns the children that did not. */
+static int fork_with_calls_in_flight(void)
+{
+    static const config cfg = {STAGED, HOST, HOST, HOST, COL, N, N, 160, 144, 128, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    if (!tiledblas_gpu_available())
+        _exit(4);
+    start_callers(&cfg);
+    int slow = 0;
+    for (int i = 0; i < EXIT_RUNS; i++) {
+        const double start = seconds_now();
+        fflush(stdout);
+        const pid_t pid = fork();
+        if (pid == 0)
+            exit(0);
+        int status;
+        waitpid(pid, &status, 0);
+        const double took = seconds_now() - start;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || took > 5.0) {
+            char how[96];
+            printf("FAIL: a child forked with calls in flight %s after %.1f s\n", tb_child_end(status, how, sizeof how),
+                   took);
+            slow++;
+        }
+    }
+    return slow;
 }
 
 /* Each run ends, within the alarm, with no call turned into CPU work and no warning. */
@@ -89,15 +138,30 @@ int fault_exit_in_flight(void)
         fclose(log);
         const int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (!clean || bad || !traced) {
+            char how[96];
             printf("FAIL: exit with calls in flight, run %d: %s, %d GPU calls traced, %d lines of CPU work "
                    "or warnings\n",
-                   run + 1,
-                   WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM ? "hung"
-                   : clean                                             ? "exited"
-                                                                       : "ended abnormally",
-                   traced, bad);
+                   run + 1, tb_child_end(status, how, sizeof how), traced, bad);
             failures++;
         }
     }
     return failures;
+}
+
+int fault_fork_in_flight(void)
+{
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        alarm(120);
+        _exit(fork_with_calls_in_flight());
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char how[96];
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > EXIT_RUNS)
+        printf("FAIL: the process forking with calls in flight %s\n", tb_child_end(status, how, sizeof how));
+    return 1;
 }

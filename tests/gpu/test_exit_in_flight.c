@@ -7,6 +7,7 @@
  * TILEDBLAS_VERBOSE=2, whose trace lines name each call's path. Exits 77
  * (skipped) when tiledblas cannot use a GPU.
  */
+#include "child_end.h"
 #include "testutil.h"
 #include "tiledblas.h"
 
@@ -104,11 +105,10 @@ int main(int argc, char **argv)
             printf("SKIP: tiledblas cannot use the GPU\n");
             return 77;
         }
-        const int hung = WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM;
         const int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        char how[96];
         const int bad = bad_lines(log);
-        printf("run %d: %s, %d lines of CPU work or warnings\n", run + 1,
-               hung ? "hung" : clean ? "exited" : "ended abnormally", bad);
+        printf("run %d: %s, %d lines of CPU work or warnings\n", run + 1, tb_child_end(status, how, sizeof how), bad);
         failed += !clean || bad;
         fclose(log);
     }
