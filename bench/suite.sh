@@ -469,7 +469,7 @@ if want bench; then
     bench api-tensor-ops 30 TILEDBLAS_MATH=tensor -- --api --layout row --trans NN,NT,TN,TT --reps 10 \
         --sizes 4096,8192
     # The error of both maths beside cuBLAS's SGEMM and TF32, on five kinds of input, K from 16 to 16384.
-    bench accuracy 60 -- --accuracy --sizes 512x512x16,512x512x128,512x512x1024,512x512x4096,512x512x16384
+    bench accuracy 60 -- --accuracy --sizes 1280x1280x16,1280x1280x128,1280x1280x1024,1280x1280x4096,1280x1280x16384
 fi
 if want policy; then
     # The CPU time counters before and after: steal time shows a virtual host's CPUs taken away.

@@ -120,8 +120,9 @@ TILEDBLAS_API tiledblas_device tiledblas_get_device(void);
  * tensor cores, each operand split into two TF32 parts, three products per
  * step: FP32-level accuracy, not bit for bit FP32; see the README for its
  * bound). Tensor math needs a build for sm_90a and a GPU of compute
- * capability 9.0; elsewhere calls use FP32, with one warning. Calls with K
- * below 512, where the tensor cores are no faster, use FP32 too.
+ * capability 9.0; elsewhere calls use FP32, with one warning. Calls where
+ * the tensor cores are no faster (K below 768, or C narrow: m n / (m + n)
+ * below 640) use FP32 too.
  * TILEDBLAS_MATH (fp32 or tensor) sets it at start-up; calls on the CPU are
  * FP32 either way.
  */

@@ -362,15 +362,28 @@ int tb_gpu_kernel(void)
 }
 
 /*
- * Under the tensor math, calls summing fewer products than this per element
- * run the FP32 kernels: there the tensor-core rung is no faster (on
- * 4096 x 4096 x K: 4 times slower at K = 32, 1.5 times at 256, as fast at 512)
- * and, at K <= 128, less accurate, its lo parts' rounding outweighing
- * FP32's few additions.
+ * Under the tensor math, a call runs the tensor-core rung only where it pays
+ * (cblas_sgemm on device pointers, H200, the rung's time over FP32's):
+ * - K of at least TENSOR_MIN_K products per element: on 4096 x 4096 x K, 4 at
+ *   K = 32, 1.5 at 256, 1.03 to 1.1 at 512, 0.98 at 640, 0.92 at 768; at
+ *   K <= 128 the rung is also less accurate, its lo parts' rounding
+ *   outweighing FP32's few additions;
+ * - a C wide both ways, m n / (m + n) of at least TENSOR_MIN_SIDE: splitting
+ *   op(A) and op(B) into their parts is a pass over both, of cost growing
+ *   with (m + n) k where the product's grows with m n k. 8192 x 128 x 8192
+ *   (126): 1.37, 1024^3 (512): 1.46, 3000 x 700 x 3000 (568): 0.92,
+ *   1280^3 (640): 0.93, 8192 x 768 x 8192 (702): 0.57. The bound is on the
+ *   safe side of the small calls' fixed costs.
  */
-#define TENSOR_MIN_K 512
+#define TENSOR_MIN_K 768
+#define TENSOR_MIN_SIDE 640
 
-int tb_gpu_call_kernel(int64_t k)
+static int tensor_pays(int64_t m, int64_t n, int64_t k)
+{
+    return k >= TENSOR_MIN_K && (double)m * (double)n >= TENSOR_MIN_SIDE * ((double)m + (double)n);
+}
+
+int tb_gpu_call_kernel(int64_t m, int64_t n, int64_t k)
 {
     /* TILEDBLAS_KERNEL=tf32x3 was checked on the first device only; another may not run it. */
     const int tensor = current_device()->tensor;
@@ -378,7 +391,7 @@ int tb_gpu_call_kernel(int64_t k)
     if (atomic_load_explicit(&tb_config_get()->math, memory_order_relaxed) != TILEDBLAS_MATH_TENSOR)
         return fp32;
     if (tensor)
-        return k >= TENSOR_MIN_K ? TB_KERNEL_TF32X3 : fp32;
+        return tensor_pays(m, n, k) ? TB_KERNEL_TF32X3 : fp32;
     TB_WARN_ONCE("TILEDBLAS_MATH=tensor: this GPU has no tensor-core path (it needs a build for sm_90a and "
                  "a GPU of compute capability 9.0); calls compute in FP32");
     return fp32;

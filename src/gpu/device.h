@@ -13,10 +13,10 @@
 void tb_gpu_disable(const char *what, cudaError_t status);
 /* The kernel of the ladder calls run with: TILEDBLAS_KERNEL, else the default (valid once usable). */
 int tb_gpu_kernel(void);
-/* The kernel a call of depth k starting now runs with on its device: the tensor-core rung where the
- * math asks for it (TILEDBLAS_MATH, tiledblas_set_math), the device has it and k is deep enough for
- * it to pay, else tb_gpu_kernel(). */
-int tb_gpu_call_kernel(int64_t k);
+/* The kernel an m x n x k call starting now runs with on its device: the tensor-core rung where the
+ * math asks for it (TILEDBLAS_MATH, tiledblas_set_math), the device has it and the shape is large
+ * enough for it to pay, else tb_gpu_kernel(). */
+int tb_gpu_call_kernel(int64_t m, int64_t n, int64_t k);
 
 /*
  * --- Each of the getters below answers for the device the calling thread's

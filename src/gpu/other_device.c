@@ -30,7 +30,7 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     tb_fault fault = status == cudaSuccess ? TB_FAULT_NONE : tb_fault_of(status);
     int launched = 0;
     if (status == cudaSuccess) {
-        const int kernel = tb_gpu_call_kernel(call->k);
+        const int kernel = tb_gpu_call_kernel(call->m, call->n, call->k);
         tb_tf32x3_ran_fp32(); /* cleared before this call's launches */
         status = tb_gpu_follow_application();
         if (status == cudaSuccess)

@@ -300,7 +300,7 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     *progress = (tb_gpu_progress){.block_rows = call->m};
     if (tb_fault_shutting_down() || !tb_fault_enter())
         return TB_GPU_SHUTDOWN;
-    const int kernel = tb_gpu_call_kernel(call->k);
+    const int kernel = tb_gpu_call_kernel(call->m, call->n, call->k);
     tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
     gpu_turn turn;
     tb_pipeline_plan admitted = {0, 0};
