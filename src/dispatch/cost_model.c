@@ -202,9 +202,11 @@ static int calibrated(void)
     if (atomic_load(&costs.valid))
         return 1;
     pthread_mutex_lock(&costs.lock);
-    if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES) {
+    /* Not at exit, when other threads' GPU work is refused: that would not be a failed try. */
+    if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES && tb_fault_enter()) {
         costs.tries++;
         calibrate();
+        tb_fault_leave();
         if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
             tb_warn("could not measure the GPU path %d times; auto mode uses the CPU BLAS", CALIBRATION_TRIES);
     }

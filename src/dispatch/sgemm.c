@@ -32,6 +32,49 @@ static int straight_to_cpu(const tb_config *config, const tb_call *call)
            tb_is_certain_host(&host, call->b, tb_span_b(call)) && tb_is_certain_host(&host, call->c, tb_span_c(call));
 }
 
+/*
+ * The call on the GPU, what it left finished on the CPU where C allows: 1 when C is complete (*on_gpu says
+ * where, *reason why the CPU took part), 0 when the call ends here, unreported.
+ */
+static int run_on_gpu(const tb_call *call, const tb_residency *where, unsigned resident, int after_exit,
+                      int *on_gpu, int *tensor, const char **reason)
+{
+    tb_gpu_progress done;
+    const tb_gpu_status status = resident && where->device != tb_gpu_device()
+                                     ? tb_gpu_sgemm_on(where->device, call, resident, &done)
+                                     : tb_gpu_sgemm(call, resident, where->pinned, &done);
+    *on_gpu = status == TB_GPU_OK;
+    *tensor = done.tensor;
+    /* CUDA shut down under the call of a thread the exiting one races, or the exit refused it a lane: the
+     * call ends here, neither computed on the CPU (whose BLAS the exit may be tearing down) nor reported. */
+    if (status == TB_GPU_SHUTDOWN && !after_exit)
+        return 0;
+    /* What the GPU left is done on the CPU only where C holds nothing it cannot account for, and the
+     * CPU can read every operand: managed ones while the context lives. */
+    if (!*on_gpu && (done.c_unknown || (resident && !(where->cpu_readable && status != TB_GPU_FAILED &&
+                                                      status != TB_GPU_SHUTDOWN)))) {
+        tb_warn("SGEMM on device-resident operands failed on the GPU (%s); C %s",
+                status == TB_GPU_FAILED     ? tb_gpu_refusal(where->device)
+                : status == TB_GPU_SHUTDOWN ? "CUDA is shutting down with the process"
+                                            : "the GPU stays in use",
+                done.c_unknown || done.c_written ? "may hold part of the product" : "was not updated");
+        return 0;
+    }
+    if (!*on_gpu) {
+        *reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
+        /* What the GPU finished is final; the CPU takes the rest of its row block and the rows below. */
+        const int64_t block_end = done.rows_done + done.block_rows;
+        const tb_call rest_of_block =
+            tb_call_block(call, done.rows_done, done.block_rows, done.cols_done, call->n - done.cols_done);
+        const tb_call rows_below = tb_call_block(call, block_end, call->m - block_end, 0, call->n);
+        if (rest_of_block.m > 0 && rest_of_block.n > 0)
+            tb_cpu_sgemm(&rest_of_block);
+        if (rows_below.m > 0)
+            tb_cpu_sgemm(&rows_below);
+    }
+    return 1;
+}
+
 /* Every other call; not inlined, so that the tiny call's path does not set up this one's frame. */
 static __attribute__((noinline)) void sgemm_general(const tb_config *config, const tb_call *call,
                                                     const tb_origin *origin)
@@ -97,39 +140,14 @@ static __attribute__((noinline)) void sgemm_general(const tb_config *config, con
 
     int on_gpu = 0, tensor = 0;
     if (use_gpu) {
-        tb_gpu_progress done;
-        const tb_gpu_status status = resident && where.device != tb_gpu_device()
-                                         ? tb_gpu_sgemm_on(where.device, call, resident, &done)
-                                         : tb_gpu_sgemm(call, resident, where.pinned, &done);
-        on_gpu = status == TB_GPU_OK;
-        tensor = done.tensor;
-        /* CUDA shut down under the call of a thread the exiting one races: the call ends here, neither
-         * computed on the CPU (whose BLAS the exit may be tearing down) nor reported. */
-        if (status == TB_GPU_SHUTDOWN && !after_exit)
+        /* Counted from here to the end of any fallback, which may read managed memory: the exit waits for
+         * it before CUDA's teardown. Refused, the process is exiting and the call ends, as below. */
+        if (!tb_fault_enter())
             return;
-        /* What the GPU left is done on the CPU only where C holds nothing it cannot account for, and the
-         * CPU can read every operand: managed ones while the context lives. */
-        if (!on_gpu && (done.c_unknown || (resident && !(where.cpu_readable && status != TB_GPU_FAILED &&
-                                                         status != TB_GPU_SHUTDOWN)))) {
-            tb_warn("SGEMM on device-resident operands failed on the GPU (%s); C %s",
-                    status == TB_GPU_FAILED     ? tb_gpu_refusal(where.device)
-                    : status == TB_GPU_SHUTDOWN ? "CUDA is shutting down with the process"
-                                                : "the GPU stays in use",
-                    done.c_unknown || done.c_written ? "may hold part of the product" : "was not updated");
+        const int finished = run_on_gpu(call, &where, resident, after_exit, &on_gpu, &tensor, &reason);
+        tb_fault_leave();
+        if (!finished)
             return;
-        }
-        if (!on_gpu) {
-            reason = status == TB_GPU_NO_MEMORY ? "too-large" : "cuda-error";
-            /* What the GPU finished is final; the CPU takes the rest of its row block and the rows below. */
-            const int64_t block_end = done.rows_done + done.block_rows;
-            const tb_call rest_of_block = tb_call_block(call, done.rows_done, done.block_rows, done.cols_done,
-                                                        call->n - done.cols_done);
-            const tb_call rows_below = tb_call_block(call, block_end, call->m - block_end, 0, call->n);
-            if (rest_of_block.m > 0 && rest_of_block.n > 0)
-                tb_cpu_sgemm(&rest_of_block);
-            if (rows_below.m > 0)
-                tb_cpu_sgemm(&rows_below);
-        }
     } else {
         tb_cpu_sgemm(call);
     }

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "gpu/fault.h"
+#include "gpu/lanes.h"
 
 /* The longest the exit waits for other threads' calls in flight: past it, CUDA's teardown meets them. */
 #define DRAIN_SECONDS 30
@@ -99,12 +100,17 @@ int tb_fault_enter(void)
 {
     /* Counted before the check, as the exit closes before it counts: one of the two sees the other. */
     atomic_fetch_add(&in_flight, 1);
-    if (atomic_load(&closed) && !exiting_here) {
+    if (tb_fault_closed()) {
         atomic_fetch_sub(&in_flight, 1);
         return 0;
     }
     entered_here++;
     return 1;
+}
+
+int tb_fault_closed(void)
+{
+    return atomic_load(&closed) && !exiting_here;
 }
 
 void tb_fault_leave(void)
@@ -113,14 +119,24 @@ void tb_fault_leave(void)
     atomic_fetch_sub(&in_flight, 1);
 }
 
-/* The exit handler: the exiting thread is marked, the GPU path closed to the others, and their calls in
- * flight waited for (a call of this thread's own, say from a signal handler that exits, is not). */
+static double seconds_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* The exit handler: the exiting thread is marked, the GPU path closed to the others (calls waiting for a
+ * lane give up), and their calls in flight waited for; a call of this thread's own, say from a signal
+ * handler that exits, is not. */
 static void close_at_exit(void)
 {
     exiting_here = 1;
     atomic_store(&closed, 1);
+    tb_lanes_close();
+    const double deadline = seconds_now() + DRAIN_SECONDS;
     const struct timespec pause = {0, 1000 * 1000};
-    for (long waited = 0; atomic_load(&in_flight) > entered_here && waited < DRAIN_SECONDS * 1000L; waited++)
+    while (atomic_load(&in_flight) > entered_here && seconds_now() < deadline)
         nanosleep(&pause, NULL);
 }
 

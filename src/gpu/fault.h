@@ -32,12 +32,9 @@ static inline tb_gpu_status tb_gpu_status_of(tb_fault fault)
     return status[fault];
 }
 /* Once CUDA has started: an exit handler that marks the exiting thread (tb_fault_exiting_here), closes the GPU
- * path to other threads and waits for their calls in flight (at most 30 s). Registered after CUDA's own start,
- * it runs before CUDA's teardown and before every handler registered earlier. */
+ * path to other threads (tb_fault_closed; calls waiting for a lane give up) and waits for their calls in
+ * flight (tb_fault_enter, at most 30 s). Registered after CUDA's own start, it runs before CUDA's teardown
+ * and before every handler registered earlier. */
 void tb_fault_watch_exit(void);
-/* A GPU call begins: 0 when the process is exiting and the call is another thread's than the exiting one's
- * (it must not start); else 1, and the call ends with tb_fault_leave. */
-int tb_fault_enter(void);
-void tb_fault_leave(void);
 
 #endif /* TILEDBLAS_GPU_FAULT_H */

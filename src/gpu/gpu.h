@@ -34,6 +34,12 @@ int tb_fault_shutting_down(void);
 /* Whether the calling thread is the exiting one, past the GPU path's exit handler (tb_fault_watch_exit):
  * CUDA is shut down or about to be. */
 int tb_fault_exiting_here(void);
+/* Work that uses the GPU or memory CUDA owns begins: 0 when the process is exiting and the calling thread
+ * is not the exiting one (the work must not start, tb_fault_closed); else 1, and the work ends with
+ * tb_fault_leave. The exit waits for work so begun, CUDA's teardown then taking its memory. */
+int tb_fault_enter(void);
+void tb_fault_leave(void);
+int tb_fault_closed(void);
 /* Whether the GPU path can run; initialises CUDA on first use. */
 int tb_gpu_usable(void);
 const char *tb_gpu_unusable_reason(void);

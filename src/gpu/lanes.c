@@ -23,6 +23,7 @@ static struct {
     pthread_cond_t freed[TB_BOTH_LANES + 1]; /* where callers wait, by choice */
     int busy[TB_GPU_LANES];
     int waiting[TB_BOTH_LANES + 1]; /* callers waiting, by choice */
+    int closed;                     /* the process is exiting: no caller waits (tb_lanes_close) */
 } lanes = {.lock = PTHREAD_MUTEX_INITIALIZER,
            .freed = {PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER}};
 
@@ -30,6 +31,8 @@ _Static_assert(TB_GPU_LANES == 2, "a choice names the first, the second or both"
 
 /* The lane of the calling thread's turn. */
 static _Thread_local int current_lane;
+/* The thread that closed the lanes (the exiting one): it still waits for them. */
+static _Thread_local int closed_here;
 
 int tb_gpu_lane(void)
 {
@@ -75,6 +78,10 @@ int tb_lane_take(tb_lane_choice choice)
     pthread_mutex_lock(&lanes.lock);
     int lane;
     while ((lane = free_lane_for(choice)) < 0) {
+        if (lanes.closed && !closed_here) {
+            pthread_mutex_unlock(&lanes.lock);
+            return -1;
+        }
         lanes.waiting[choice]++; /* counted until it looks again, under the lock */
         pthread_cond_wait(&lanes.freed[choice], &lanes.lock);
         lanes.waiting[choice]--;
@@ -98,6 +105,16 @@ void tb_lane_give(int lane, tb_lane_choice choice)
     pthread_mutex_unlock(&lanes.lock);
 }
 
+void tb_lanes_close(void)
+{
+    closed_here = 1;
+    pthread_mutex_lock(&lanes.lock);
+    lanes.closed = 1;
+    for (int i = 0; i < TB_BOTH_LANES + 1; i++)
+        pthread_cond_broadcast(&lanes.freed[i]);
+    pthread_mutex_unlock(&lanes.lock);
+}
+
 void tb_lanes_after_fork(void)
 {
     pthread_mutex_init(&lanes.lock, NULL);
@@ -105,4 +122,5 @@ void tb_lanes_after_fork(void)
         pthread_cond_init(&lanes.freed[i], NULL);
     memset(lanes.busy, 0, sizeof lanes.busy);
     memset(lanes.waiting, 0, sizeof lanes.waiting);
+    lanes.closed = 0;
 }

@@ -22,7 +22,7 @@
 tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident, tb_gpu_progress *progress)
 {
     *progress = (tb_gpu_progress){.block_rows = call->m};
-    if (tb_fault_shutting_down() || !tb_fault_enter())
+    if (tb_fault_shutting_down())
         return TB_GPU_SHUTDOWN;
     tb_gpu_context saved;
     tb_gpu_context_save(&saved);
@@ -50,6 +50,5 @@ tb_gpu_status tb_gpu_sgemm_on(int device, const tb_call *call, unsigned resident
     progress->c_written = result != TB_GPU_OK && (resident & TB_RESIDENT_C) && launched;
     progress->c_unknown = progress->c_written && call->beta != 0.0f;
     tb_gpu_context_restore(&saved);
-    tb_fault_leave();
     return result;
 }

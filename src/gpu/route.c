@@ -156,8 +156,20 @@ static cudaError_t begin_turn(gpu_turn *turn, tb_lane_choice lanes, int mark)
     if (mark && status == cudaSuccess && tb_gpu_mark_application(&turn->mark) != cudaSuccess)
         cudaGetLastError(); /* not a launch's: the lane marks again, and meets a lasting error there */
     turn->lane = tb_lane_take(lanes);
+    if (turn->lane < 0)
+        return status; /* the process is exiting: the call ends (turn_refused) */
     tb_gpu_budget_turn_begin();
     return status;
+}
+
+/* A turn the exit refused a lane (tb_lanes_close): it ends without work, and without a word. */
+static int turn_refused(gpu_turn *turn)
+{
+    if (turn->lane >= 0)
+        return 0;
+    tb_gpu_drop_mark(&turn->mark);
+    tb_gpu_context_restore(&turn->saved);
+    return 1;
 }
 
 /* The fault behind a path's status; out of memory only because the device could not say is that error. */
@@ -298,7 +310,7 @@ static tb_fault run_host(const tb_call *call, unsigned pinned, int kernel, const
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress)
 {
     *progress = (tb_gpu_progress){.block_rows = call->m};
-    if (tb_fault_shutting_down() || !tb_fault_enter())
+    if (tb_fault_shutting_down())
         return TB_GPU_SHUTDOWN;
     const int kernel = tb_gpu_call_kernel(call->m, call->n, call->k);
     tb_tf32x3_ran_fp32(); /* cleared: what this call's launches leave is read at its end */
@@ -306,10 +318,14 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     tb_pipeline_plan admitted = {0, 0};
     cudaError_t status = begin_turn(
         &turn, second_lane_can_take(call, resident, kernel) ? TB_EITHER_LANE : TB_FIRST_LANE, resident != 0);
+    if (turn_refused(&turn))
+        return TB_GPU_SHUTDOWN;
     if (status == cudaSuccess && tb_gpu_lane() != 0 && !second_lane_runs(call, resident, kernel, &admitted)) {
         /* The second lane cannot run it as the first would (second_lane_runs): the first takes it. */
         end_turn(&turn, TB_FAULT_NONE, cudaSuccess, 1);
         status = begin_turn(&turn, TB_FIRST_LANE, resident != 0);
+        if (turn_refused(&turn))
+            return TB_GPU_SHUTDOWN;
     }
     tb_fault fault = fault_of(status);
     if (fault == TB_FAULT_NONE)
@@ -323,22 +339,18 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
         if (fault_of(status = tb_gpu_release_large_workspace()) == TB_FAULT_CONTEXT)
             tb_gpu_disable("CUDA error", status);
     }
-    const tb_gpu_status result = end_turn(&turn, fault, status, resident != 0);
-    tb_fault_leave();
-    return result;
+    return end_turn(&turn, fault, status, resident != 0);
 }
 
 tb_gpu_status tb_gpu_time_kernel(int n, double *seconds)
 {
-    if (!tb_fault_enter())
-        return TB_GPU_SHUTDOWN;
     gpu_turn turn;
     cudaError_t status = begin_turn(&turn, TB_BOTH_LANES, 0); /* no other kernel beside the timed one */
+    if (turn_refused(&turn))
+        return TB_GPU_SHUTDOWN;
     if (status == cudaSuccess)
         status = tb_direct_time_kernel(tb_gpu_kernel(), n, seconds);
     const tb_fault fault = fault_of(status);
     /* After a failed timing the cost model tries again, and says so when it gives up. */
-    const tb_gpu_status result = end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
-    tb_fault_leave();
-    return result;
+    return end_turn(&turn, fault, status, fault == TB_FAULT_CALL);
 }

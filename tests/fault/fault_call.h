@@ -66,8 +66,10 @@ int count_warnings_with(FILE *log, long *offset, const char *text, int *with_tex
  * (fault_registry.c); the GPU's unusable reason read while a lost context writes it (fault_reason.c):
  * each returns the failures it printed. */
 int fault_exit_in_flight(void);
-/* Children forked while three threads make GPU calls exit at once (fault_exit.c). */
+/* Children forked while three threads make GPU calls exit at once; a call waiting for a lane when main
+ * returns gives up, launching nothing (fault_exit.c). */
 int fault_fork_in_flight(void);
+int fault_exit_lane_wait(void);
 int fault_registry_checks(void);
 int fault_reason_while_disabled(void);
 /* Many threads' calls at once, on every kind of memory and path (fault_threads.c). */

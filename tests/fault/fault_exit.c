@@ -2,7 +2,8 @@
  * Exit with calls in flight (fault_call.h): a program's main returns while
  * three threads make GPU calls on host operands, and the simulated runtime
  * tears down from an exit handler, as the CUDA runtime does; a process forks
- * while such calls are in flight, and its children exit.
+ * while such calls are in flight, and its children exit; main returns while
+ * a call waits for a lane.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -109,6 +110,106 @@ static int fork_with_calls_in_flight(void)
         }
     }
     return slow;
+}
+
+/* --- a call waiting for a lane at exit --- */
+
+static gemm lane_calls[3]; /* two held on the lanes, one waiting for a lane */
+static atomic_int waiting_returned;
+static long launches_before;
+
+static void *call_held_on_a_lane(void *g)
+{
+    fake_hold_next_launch();
+    gemm_run(g, ((gemm *)g)->c.data);
+    return NULL;
+}
+
+static void *call_waiting_for_a_lane(void *g)
+{
+    gemm_run(g, ((gemm *)g)->c.data);
+    atomic_store(&waiting_returned, 1);
+    return NULL;
+}
+
+static void *release_later(void *unused)
+{
+    (void)unused;
+    const struct timespec later = {0, 200 * 1000 * 1000};
+    nanosleep(&later, NULL);
+    fake_release_held();
+    return NULL;
+}
+
+/* Registered after CUDA started, so run before the library's exit handler: the held kernels go on a
+ * little later, while the exit waits for their calls. */
+static void release_held_soon(void)
+{
+    pthread_t releaser;
+    if (pthread_create(&releaser, NULL, release_later, NULL) != 0 || pthread_detach(releaser) != 0)
+        _exit(5);
+}
+
+/* Registered before CUDA started, so run after the library's exit handler: the waiting call returned,
+ * launched nothing and left its C as given; the two held calls finished. */
+static void check_after_library(void)
+{
+    const long launched = fake_launches(0) - launches_before;
+    const int verdict = gemm_verdict(&lane_calls[2]);
+    if (!atomic_load(&waiting_returned) || launched != 2 || verdict != 0) {
+        printf("FAIL: a call waiting for a lane at exit: %s, %ld kernels launched after (2 expected), its C %s\n",
+               atomic_load(&waiting_returned) ? "returned" : "did not return", launched,
+               verdict == 0 ? "untouched" : "written");
+        fflush(stdout);
+        _exit(6);
+    }
+    _exit(0);
+}
+
+/* Main returns while two calls on device operands hold both lanes, their kernels held, and a third
+ * waits for a lane. */
+static void exit_with_a_call_waiting_for_a_lane(void)
+{
+    static const config cfg = {STAGED, DEVICE, DEVICE, DEVICE, COL, N, N, 64, 48, 12, 0.5f, 0, 1};
+    set_environment(cfg.path);
+    fake_reset(free_bytes_for(cfg.path));
+    atexit(check_after_library);
+    for (int i = 0; i < 3; i++)
+        gemm_make(&lane_calls[i], &cfg, 200u + (unsigned)i);
+    gemm_run(&lane_calls[2], lane_calls[2].c.data); /* CUDA starts */
+    memcpy(lane_calls[2].c.data, lane_calls[2].c0, lane_calls[2].c.count * sizeof(float));
+    atexit(release_held_soon);
+    launches_before = fake_launches(0);
+    pthread_t thread;
+    for (int i = 0; i < 2; i++)
+        if (pthread_create(&thread, NULL, call_held_on_a_lane, &lane_calls[i]) != 0 || pthread_detach(thread) != 0)
+            _exit(5);
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 1000 && fake_held() < 2; i++)
+        nanosleep(&tick, NULL);
+    if (pthread_create(&thread, NULL, call_waiting_for_a_lane, &lane_calls[2]) != 0 || pthread_detach(thread) != 0)
+        _exit(5);
+    const struct timespec settle = {0, 50 * 1000 * 1000};
+    nanosleep(&settle, NULL); /* it waits for a lane now */
+    exit(0);
+}
+
+int fault_exit_lane_wait(void)
+{
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        alarm(60);
+        exit_with_a_call_waiting_for_a_lane();
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char how[96];
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 6)
+        printf("FAIL: the process exiting with a call waiting for a lane %s\n", tb_child_end(status, how, sizeof how));
+    return 1;
 }
 
 /* Each run ends, within the alarm, with no call turned into CPU work and no warning. */

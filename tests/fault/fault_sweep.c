@@ -575,6 +575,8 @@ static int scenario(const char *name)
         failures += fault_exit_in_flight();
     } else if (strcmp(name, "fork-in-flight") == 0) {
         failures += fault_fork_in_flight();
+    } else if (strcmp(name, "exit-lane-wait") == 0) {
+        failures += fault_exit_lane_wait();
     } else if (strcmp(name, "many-threads") == 0) {
         failures += fault_many_threads();
     } else if (strcmp(name, "two-devices") == 0) {

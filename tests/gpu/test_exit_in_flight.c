@@ -1,6 +1,6 @@
 /*
  * A program whose main returns while three threads run 2048^3 GPU calls on
- * host operands: CUDA is torn down under calls in flight. Each run must end
+ * host operands: the exit meets calls in flight. Each run must end
  * (no hang, within a timeout), and no call may turn into CPU work or print a
  * warning on the way out. The test runs the program RUNS times, each in a
  * fresh process (itself with --program), with TILEDBLAS_DEVICE=gpu and

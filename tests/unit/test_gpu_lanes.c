@@ -7,7 +7,9 @@
  *   - order: while a caller waits for both lanes, a later call does not take
  *     the free one (without that rule the test hangs, and its timeout fails
  *     it); a caller waiting for the first lane gets it before a later call
- *     that can run on either (woken together, so this one can pass by luck).
+ *     that can run on either (woken together, so this one can pass by luck);
+ *   - closing at exit: callers waiting, or that would wait, give up; the
+ *     closing thread still waits for its lane.
  * Host only: it runs on CI.
  */
 #include <pthread.h>
@@ -153,6 +155,47 @@ static void check_order(void)
             }
 }
 
+static void *give_first_lane_later(void *unused)
+{
+    (void)unused;
+    sleep_ms(50);
+    tb_lane_give(0, TB_FIRST_LANE);
+    return NULL;
+}
+
+/* Closed (at exit, by the exiting thread): a caller waiting for a lane gives up, so does a later one that
+ * would wait; a free lane is still taken; the thread that closed them still waits for one. */
+static void check_close(void)
+{
+    tb_lane_take(TB_FIRST_LANE);
+    tb_lane_take(TB_EITHER_LANE);
+    waiter for_first, for_either;
+    start_waiter(&for_first, TB_FIRST_LANE);
+    tb_lanes_close();
+    pthread_join(for_first.thread, NULL);
+    if (atomic_load(&for_first.lane) != -1)
+        fail("a caller waiting for a lane when the lanes closed did not give up");
+    start_waiter(&for_either, TB_EITHER_LANE);
+    pthread_join(for_either.thread, NULL);
+    if (atomic_load(&for_either.lane) != -1)
+        fail("a caller that would wait for a lane after they closed did not give up");
+    tb_lane_give(1, TB_EITHER_LANE);
+    start_waiter(&for_either, TB_EITHER_LANE);
+    pthread_join(for_either.thread, NULL);
+    if (atomic_load(&for_either.lane) != 1)
+        fail("a free lane was not taken after the lanes closed");
+    tb_lane_give(1, TB_EITHER_LANE);
+    pthread_t giver;
+    if (pthread_create(&giver, NULL, give_first_lane_later, NULL)) {
+        fprintf(stderr, "cannot start a thread\n");
+        exit(1);
+    }
+    if (tb_lane_take(TB_FIRST_LANE) != 0)
+        fail("the thread that closed the lanes did not wait for one");
+    pthread_join(giver, NULL);
+    tb_lane_give(0, TB_FIRST_LANE);
+}
+
 /* `count` threads taking turns for a second. */
 static void stress_with(int count)
 {
@@ -182,8 +225,9 @@ int main(void)
     stress_with(8);
     stress_with(64);
     check_order();
+    check_close();
     if (atomic_load(&failures))
         return 1;
-    printf("lanes: waiting order kept\n");
+    printf("lanes: waiting order kept, closing kept\n");
     return 0;
 }
