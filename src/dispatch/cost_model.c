@@ -202,12 +202,15 @@ static int calibrated(void)
     if (atomic_load(&costs.valid))
         return 1;
     pthread_mutex_lock(&costs.lock);
-    /* Not at exit, when other threads' GPU work is refused: that would not be a failed try. */
+    /* Not at exit, when other threads' GPU work is refused: a calibration refused, or cut short by the
+     * exit, is not a failed try. */
     if (!atomic_load(&costs.valid) && costs.tries < CALIBRATION_TRIES && tb_fault_enter()) {
         costs.tries++;
         calibrate();
         tb_fault_leave();
-        if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
+        if (!atomic_load(&costs.valid) && tb_fault_closed())
+            costs.tries--;
+        else if (!atomic_load(&costs.valid) && costs.tries == CALIBRATION_TRIES)
             tb_warn("could not measure the GPU path %d times; auto mode uses the CPU BLAS", CALIBRATION_TRIES);
     }
     pthread_mutex_unlock(&costs.lock);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "core/call.h" /* tb_seconds_now */
 #include "gpu/fault.h"
 #include "gpu/lanes.h"
 
@@ -119,13 +120,6 @@ void tb_fault_leave(void)
     atomic_fetch_sub(&in_flight, 1);
 }
 
-static double seconds_now(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
-}
-
 /* The exit handler: the exiting thread is marked, the GPU path closed to the others (calls waiting for a
  * lane give up), and their calls in flight waited for; a call of this thread's own, say from a signal
  * handler that exits, is not. */
@@ -134,16 +128,18 @@ static void close_at_exit(void)
     exiting_here = 1;
     atomic_store(&closed, 1);
     tb_lanes_close();
-    const double deadline = seconds_now() + DRAIN_SECONDS;
+    const double deadline = tb_seconds_now() + DRAIN_SECONDS;
     const struct timespec pause = {0, 1000 * 1000};
-    while (atomic_load(&in_flight) > entered_here && seconds_now() < deadline)
+    while (atomic_load(&in_flight) > entered_here && tb_seconds_now() < deadline)
         nanosleep(&pause, NULL);
 }
 
-/* A forked child has only the forking thread: its parent's other calls in flight are not its own. */
+/* A forked child has only the forking thread: its parent's other calls in flight are not its own, nor is
+ * an exit its parent began. */
 static void after_fork_in_child(void)
 {
     atomic_store(&in_flight, entered_here);
+    atomic_store(&closed, 0);
 }
 
 __attribute__((constructor)) static void register_fork_handler(void)

@@ -73,6 +73,8 @@ typedef struct tb_gpu_progress {
     int tensor; /* the call ran (or was to run) on the tensor cores */
 } tb_gpu_progress;
 
+/* The three below run between the caller's tb_fault_enter and tb_fault_leave, so that the exit waits for
+ * them; a call refused a lane because the exit began returns TB_GPU_SHUTDOWN. */
 /* Runs the call with the configured kernel; operands named in `resident` are used in place, those
  * named in `pinned` are copied to and from without staging. */
 tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinned, tb_gpu_progress *progress);

@@ -79,6 +79,7 @@ int tb_lane_take(tb_lane_choice choice)
     int lane;
     while ((lane = free_lane_for(choice)) < 0) {
         if (lanes.closed && !closed_here) {
+            wake_one(); /* a caller that gave up may have held others back (one waiting for both) */
             pthread_mutex_unlock(&lanes.lock);
             return -1;
         }

@@ -116,7 +116,7 @@ static int fork_with_calls_in_flight(void)
 
 static gemm lane_calls[3]; /* two held on the lanes, one waiting for a lane */
 static atomic_int waiting_returned;
-static long launches_before;
+static long launches_before, marks_before;
 
 static void *call_held_on_a_lane(void *g)
 {
@@ -154,6 +154,10 @@ static void release_held_soon(void)
  * launched nothing and left its C as given; the two held calls finished. */
 static void check_after_library(void)
 {
+    /* The exit waited for the held calls; the waiting one may still be on its way out of the call. */
+    const struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 500 && !atomic_load(&waiting_returned); i++)
+        nanosleep(&tick, NULL);
     const long launched = fake_launches(0) - launches_before;
     const int verdict = gemm_verdict(&lane_calls[2]);
     if (!atomic_load(&waiting_returned) || launched != 2 || verdict != 0) {
@@ -180,6 +184,7 @@ static void exit_with_a_call_waiting_for_a_lane(void)
     memcpy(lane_calls[2].c.data, lane_calls[2].c0, lane_calls[2].c.count * sizeof(float));
     atexit(release_held_soon);
     launches_before = fake_launches(0);
+    marks_before = fake_legacy_records();
     pthread_t thread;
     for (int i = 0; i < 2; i++)
         if (pthread_create(&thread, NULL, call_held_on_a_lane, &lane_calls[i]) != 0 || pthread_detach(thread) != 0)
@@ -189,7 +194,16 @@ static void exit_with_a_call_waiting_for_a_lane(void)
         nanosleep(&tick, NULL);
     if (pthread_create(&thread, NULL, call_waiting_for_a_lane, &lane_calls[2]) != 0 || pthread_detach(thread) != 0)
         _exit(5);
-    const struct timespec settle = {0, 50 * 1000 * 1000};
+    /* Each call marks the application's work just before it asks for a lane: the third has once three
+     * marks were made. */
+    for (int i = 0; i < 1000 && fake_legacy_records() - marks_before < 3; i++)
+        nanosleep(&tick, NULL);
+    if (fake_legacy_records() - marks_before < 3) {
+        printf("FAIL: the third call never asked for a lane\n");
+        fflush(stdout);
+        _exit(6);
+    }
+    const struct timespec settle = {0, 20 * 1000 * 1000};
     nanosleep(&settle, NULL); /* it waits for a lane now */
     exit(0);
 }

@@ -185,6 +185,12 @@ static void check_close(void)
     if (atomic_load(&for_either.lane) != 1)
         fail("a free lane was not taken after the lanes closed");
     tb_lane_give(1, TB_EITHER_LANE);
+    /* The callers that gave up left no count behind: the first lane, freed, goes to a caller for either. */
+    tb_lane_give(0, TB_FIRST_LANE);
+    start_waiter(&for_either, TB_EITHER_LANE);
+    pthread_join(for_either.thread, NULL);
+    if (atomic_load(&for_either.lane) != 0)
+        fail("callers that gave up left a wait counted: a caller for either did not get the free first lane");
     pthread_t giver;
     if (pthread_create(&giver, NULL, give_first_lane_later, NULL)) {
         fprintf(stderr, "cannot start a thread\n");
