@@ -397,6 +397,14 @@ int tb_gpu_call_kernel(int64_t m, int64_t n, int64_t k)
     return fp32;
 }
 
+int tb_gpu_launch_kernel(int call_kernel, int64_t m, int64_t n, int64_t k)
+{
+    /* Forced (TILEDBLAS_KERNEL=tf32x3), the rung runs every launch. */
+    if (call_kernel != TB_KERNEL_TF32X3 || gpu.kernel == TB_KERNEL_TF32X3 || tensor_pays(m, n, k))
+        return call_kernel;
+    return gpu.kernel;
+}
+
 size_t tb_gpu_max_pitch(void)
 {
     return current_device()->max_pitch;

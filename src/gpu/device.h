@@ -17,6 +17,10 @@ int tb_gpu_kernel(void);
  * math asks for it (TILEDBLAS_MATH, tiledblas_set_math), the device has it and the shape is large
  * enough for it to pay, else tb_gpu_kernel(). */
 int tb_gpu_call_kernel(int64_t m, int64_t n, int64_t k);
+/* The kernel one m x n x k launch of a call that chose call_kernel runs: that one, but where the call
+ * chose the tensor-core rung for the tensor math and the launch is too small for it to pay (a panel or
+ * a piece of K of the pipelined path), the FP32 kernel. */
+int tb_gpu_launch_kernel(int call_kernel, int64_t m, int64_t n, int64_t k);
 
 /*
  * --- Each of the getters below answers for the device the calling thread's

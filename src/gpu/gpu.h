@@ -70,7 +70,8 @@ const char *tb_gpu_refusal(int device);
 typedef struct tb_gpu_progress {
     int64_t rows_done, block_rows, cols_done;
     int c_unknown, c_written;
-    int tensor; /* the call ran (or was to run) on the tensor cores */
+    int tensor;         /* the call ran (or was to run) on the tensor cores */
+    int no_tensor_runs; /* of a call that chose them, no launch was large enough for the tensor cores */
 } tb_gpu_progress;
 
 /* The three below run between the caller's tb_fault_enter and tb_fault_leave, so that the exit waits for

@@ -223,7 +223,8 @@ static int64_t largest_scratch(run_state *r)
         for (int64_t k0 = 0, i = 0, depth; k0 < k; k0 += depth, i++) {
             depth = q < r->lead ? piece_depth(i, k0, k, most) : k;
             const tb_gemm_args shape = tb_panel_launch_shape(r, q, depth, k0 == 0 ? 0.0f : 1.0f);
-            const int64_t floats = tb_kernel_workspace_floats(r->kernel, &shape);
+            const int64_t floats =
+                tb_kernel_workspace_floats(tb_gpu_launch_kernel(r->kernel, shape.m, shape.n, depth), &shape);
             largest = floats > largest ? floats : largest;
         }
     return largest;
@@ -286,5 +287,6 @@ cudaError_t tb_pipeline_sgemm(const tb_call *call, unsigned pinned_operands, int
         cudaStreamSynchronize(p->d2h);
     }
     tb_trace_pipeline_end();
+    progress->no_tensor_runs = kernel == TB_KERNEL_TF32X3 && r.tensor_runs == 0;
     return status;
 }

@@ -1,6 +1,7 @@
 /* The steps of one panel of the pipelined path (pipeline_steps.h); pipeline.c orders them. */
 #include <cuda_runtime_api.h>
 
+#include "gpu/device.h"
 #include "gpu/gpu.h"
 #include "gpu/host_copy.h"
 #include "gpu/memory.h"
@@ -112,8 +113,10 @@ cudaError_t tb_panel_launch(run_state *r, int64_t q, int64_t k0, int64_t depth, 
     cudaError_t status = cudaStreamWaitEvent(compute, p->drained[s], 0);
     if (status != cudaSuccess)
         return status;
+    const int kernel = tb_gpu_launch_kernel(r->kernel, args.m, args.n, depth);
+    r->tensor_runs += kernel == TB_KERNEL_TF32X3;
     const int traced = tb_trace_gpu_begin(compute, "kernel panel", q);
-    status = tb_kernel_launch(r->kernel, &args, compute);
+    status = tb_kernel_launch(kernel, &args, compute);
     tb_trace_gpu_end(traced, compute);
     return status;
 }

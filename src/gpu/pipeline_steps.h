@@ -42,7 +42,8 @@ static inline int compute_index(int s)
 typedef struct {
     pipeline *p;
     const tb_call *call; /* the row block */
-    int kernel;
+    int kernel;          /* the call's; each launch runs tb_gpu_launch_kernel's choice for its shape */
+    int tensor_runs;     /* launches that ran the tensor-core rung */
     unsigned pinned;     /* TB_RESIDENT_* bits of operands the copy engines reach directly */
     int direct_out;      /* C is pinned and beta == 0: panels go straight to the caller's C */
     panel_layout panels;

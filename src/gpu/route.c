@@ -331,8 +331,9 @@ tb_gpu_status tb_gpu_sgemm(const tb_call *call, unsigned resident, unsigned pinn
     if (fault == TB_FAULT_NONE)
         fault = resident ? run_resident(call, resident, kernel, &turn.mark, progress, &status)
                          : run_host(call, pinned, kernel, &admitted, progress, &status);
-    /* Any launch that ran in FP32 for want of workspace makes the call's math FP32. */
-    progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32();
+    /* Any launch that ran in FP32 for want of workspace makes the call's math FP32, as does a pipelined
+     * call none of whose launches was large enough for the tensor cores. */
+    progress->tensor = kernel == TB_KERNEL_TF32X3 && !tb_tf32x3_ran_fp32() && !progress->no_tensor_runs;
     if (fault == TB_FAULT_NONE) {
         *progress = (tb_gpu_progress){.rows_done = call->m, .tensor = progress->tensor};
         /* C is complete: a failure to release memory concerns later calls only. */

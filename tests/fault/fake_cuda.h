@@ -80,6 +80,10 @@ size_t fake_library_device_peak(void);
 int fake_streams(void);
 int fake_events(void);
 
+/* The simulated kernels (fake_kernels.c): the tensor-core rung offered from CUDA's start on (off by
+ * default); launches of a kernel so far. */
+void fake_set_tensor_rung(int offered);
+long fake_kernel_launches(int kernel); /* a tb_kernel_id */
 /* For the simulated kernels: a launch site (counted, may fail) and the range checks of a launch. */
 cudaError_t fake_launch(cudaStream_t stream);
 void fake_check_device(const void *p, size_t bytes, const char *what);

@@ -5,6 +5,7 @@
  * K >= SPLIT_MIN_K asks for split-K scratch; given it, the launch sums two
  * slices of K through the scratch, as split-K does, else it runs unsplit.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "fake_cuda.h"
@@ -29,10 +30,24 @@ int tb_kernel_from_name(const char *name)
     return -1;
 }
 
-/* The simulated GPU has no tensor-core rung: there TILEDBLAS_MATH=tensor computes in FP32. */
+/* The tensor-core rung is offered where a test asks, before CUDA starts (fake_set_tensor_rung); its
+ * launches compute as every other's. Launches are counted per kernel. */
+static atomic_int tensor_rung;
+static atomic_long launches_of[TB_KERNEL_COUNT];
+
+void fake_set_tensor_rung(int offered)
+{
+    atomic_store(&tensor_rung, offered);
+}
+
+long fake_kernel_launches(int kernel)
+{
+    return atomic_load(&launches_of[kernel]);
+}
+
 int tb_tf32x3_supported(void)
 {
-    return 0;
+    return atomic_load(&tensor_rung);
 }
 
 int tb_tf32x3_ran_fp32(void)
@@ -82,6 +97,7 @@ cudaError_t tb_kernel_launch(tb_kernel_id id, const tb_gemm_args *g, cudaStream_
     const cudaError_t status = fake_launch(stream);
     if (status != cudaSuccess)
         return status;
+    atomic_fetch_add(&launches_of[id], 1);
     const int reads_ab = g->alpha != 0.0f && g->k > 0;
     if (reads_ab) {
         fake_check_device(g->a, span(g->trans_a ? g->k : g->m, g->trans_a ? g->m : g->k, g->lda), "kernel A");

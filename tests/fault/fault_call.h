@@ -81,6 +81,9 @@ int fault_device_lanes(int capped);
 int fault_marks_hold_no_lane(void);
 /* Calls waiting for a lane each wait, once they have it, for their own mark of the application's work. */
 int fault_own_marks(void);
+/* The tensor math's kernel per launch: a call the rung takes whole, and pipelined in launches too small
+ * for it (fault_tensor.c). */
+int fault_tensor_launches(void);
 /* Calls on memory of two devices: where they run, faults on the second, threads on both
  * (fault_two_devices.c). */
 int fault_two_devices(void);

@@ -579,6 +579,8 @@ static int scenario(const char *name)
         failures += fault_exit_lane_wait();
     } else if (strcmp(name, "many-threads") == 0) {
         failures += fault_many_threads();
+    } else if (strcmp(name, "tensor-launches") == 0) {
+        failures += fault_tensor_launches();
     } else if (strcmp(name, "two-devices") == 0) {
         failures += fault_two_devices();
     } else if (strcmp(name, "reason-race") == 0) {
