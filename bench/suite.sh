@@ -54,6 +54,7 @@
 #                    CPU and its flags, OpenBLAS and the core it runs, NVBLAS config
 #   build.log        configure and build output
 #   ctest.log        ctest --output-on-failure (step test)
+#   soak.txt         the GPU soak's whole output, its figures at the end (step test)
 #   sanitize.log     compute-sanitizer output (step sanitize)
 #   bench.txt        every benchmark's setup, progress and table
 #   bench.csv        every benchmark row, the step's name first
@@ -336,7 +337,7 @@ mkdir -p "$PARTS"
 if ((fresh)) || [[ $(cat "$PARTS/key" 2>/dev/null) != "$run_key" ]]; then
     [[ -e $PARTS/key ]] && ! ((fresh)) &&
         echo "bench/suite.sh: results in $OUT are of another tree or environment: discarded" >&2
-    rm -f "$PARTS"/*.csv "$PARTS/groups" "$OUT/bench.csv" "$OUT/ctest.log" "$OUT/sanitize.log"
+    rm -f "$PARTS"/*.csv "$PARTS/groups" "$OUT/bench.csv" "$OUT/ctest.log" "$OUT/soak.txt" "$OUT/sanitize.log"
     : >"$LOG"
 fi
 echo "$run_key" >"$PARTS/key"
@@ -421,7 +422,12 @@ groups=$(cat "$PARTS/groups")
 if want test; then
     : >"$OUT/ctest.log"
     if [[ -e $BUILD/CTestTestfile.cmake ]]; then
-        step ctest 450 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j "$test_jobs" --timeout 600
+        # Passed tests keep their whole output in LastTest.log (ctest keeps 1 kB by default), so that the
+        # soak's figures (calls, wrong results, memory before and after, throughput) reach soak.txt.
+        step ctest 450 "$OUT/ctest.log" ctest --test-dir "$BUILD" --output-on-failure -j "$test_jobs" --timeout 600 \
+            --test-output-size-passed 1048576
+        awk '/Test: soak_gpu$/ { on = 1 } on { print } on && /<end of output>/ { exit }' \
+            "$BUILD/Testing/Temporary/LastTest.log" >"$OUT/soak.txt" 2>/dev/null
     else
         echo "== ctest: not started, the build was not configured" | tee -a "$OUT/ctest.log"
         not_run+=("ctest (not configured)")
