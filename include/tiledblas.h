@@ -120,9 +120,10 @@ TILEDBLAS_API tiledblas_device tiledblas_get_device(void);
  * tensor cores, each operand split into two TF32 parts, three products per
  * step: FP32-level accuracy, not bit for bit FP32; see the README for its
  * bound). Tensor math needs a build for sm_90a and a GPU of compute
- * capability 9.0; elsewhere calls use FP32, with one warning. Calls where
- * the tensor cores are no faster (K below 768, or C narrow: m n / (m + n)
- * below 640) use FP32 too.
+ * capability 9.0; elsewhere calls use FP32, with one warning. Calls below
+ * the tensor math's bounds (K below 768, or m n / (m + n) below 640; on the
+ * pipelined host path, each launch), where the tensor cores gain little or
+ * lose, use FP32 too, unless TILEDBLAS_KERNEL=tf32x3 forces the rung.
  * TILEDBLAS_MATH (fp32 or tensor) sets it at start-up; calls on the CPU are
  * FP32 either way.
  */
