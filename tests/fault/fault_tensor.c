@@ -2,9 +2,10 @@
  * The tensor math's kernel, launch by launch (fault_call.h), on a simulated
  * GPU that offers the tensor-core rung. A 1280 x 1280 x 768 call is just
  * large enough for the rung: staged whole, its one launch runs it and the
- * trace says math=tensor; pipelined, its launches are panels of C too narrow
- * for the rung, and pieces of K too shallow, so every one runs the FP32
- * kernels and the trace says math=fp32. C is checked in both.
+ * trace says math=tensor; a step shallower (K = 767) or narrower (1278 x
+ * 1278) it runs the FP32 kernels, math=fp32; pipelined, its launches are
+ * panels of C too narrow for the rung, and pieces of K too shallow, so every
+ * one runs the FP32 kernels, math=fp32. C is checked in each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,24 +53,26 @@ static void one_call(const config *cfg, int tensor)
     const int ok = verdict == 1 && all > 0 && (tensor ? rung == all && strcmp(math, "tensor") == 0
                                                        : rung == 0 && strcmp(math, "fp32") == 0);
     if (!ok)
-        printf("FAIL tensor-launches (%s): %ld of %ld launches ran the rung, trace math=%s, C %s\n",
-               cfg->path == PIPELINED ? "pipelined" : "staged", rung, all, math, verdict == 1 ? "right" : "wrong");
+        printf("FAIL tensor-launches (%s %dx%dx%d): %ld of %ld launches ran the rung, trace math=%s, C %s\n",
+               cfg->path == PIPELINED ? "pipelined" : "staged", cfg->m, cfg->n, cfg->k, rung, all, math,
+               verdict == 1 ? "right" : "wrong");
     fflush(stdout);
     _exit(ok ? 0 : 1);
 }
 
 int fault_tensor_launches(void)
 {
-    static const config staged = {STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1};
-    static const config pipelined = {PIPELINED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1};
-    const config *cases[] = {&staged, &pipelined};
+    static const config cases[] = {{STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1},
+                                   {STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 767, 0.5f, 0, 1},
+                                   {STAGED, HOST, HOST, HOST, COL, N, N, 1278, 1278, 1024, 0.5f, 0, 1},
+                                   {PIPELINED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1}};
     int failures = 0;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 4; i++) {
         fflush(stdout);
         const pid_t pid = fork();
         if (pid == 0) {
             alarm(120);
-            one_call(cases[i], cases[i] == &staged);
+            one_call(&cases[i], i == 0);
         }
         int status;
         waitpid(pid, &status, 0);
