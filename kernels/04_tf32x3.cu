@@ -9,7 +9,7 @@
  * FP32 add that rounds to nearest: the truncation error stays within a slice,
  * and the slices sum in a two-level order (error ~ (32*3 + K/32) u rather than K u).
  *
- * Phases: a first pass splits each operand into hi and lo parts, k contiguous
+ * Phases: a first pass (one launch) splits both operands into hi and lo parts, k contiguous
  * (op(A) as m x k, op(B) as n x k), in the workspace, and marks the rows of A
  * and columns of B that hold Inf or NaN. The GEMM block has three warpgroups:
  * one thread of the first loads 32-deep slices of the four parts with the
@@ -115,42 +115,61 @@ __device__ __forceinline__ void pin(float (&d)[64])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
+/* An operand as phase 1 reads it: x (rows x k), x(j, p) at src[p + j*ld], or src[j + p*ld] with `across`. */
+struct SplitSource {
+    const float *src;
+    int64_t rows, ld;
+    int across;
+    float *hi, *lo; /* rows x k, row j at j*ld_out, zero past k */
+    int *bad;       /* bad[j] = 1 where row j holds Inf or NaN */
+};
+
+constexpr int SPLIT_ROWS = 32, SPLIT_K = 128, SPLIT_THREADS = 256;
+
 /*
- * Phase 1, per operand: x (rows x k, x(j, p) at src[p + j*ld], or src[j + p*ld] with `across`) to
- * hi and lo (rows x k, row j at j*ld_out, zero past k), bad[j] = 1 where row j holds Inf or NaN.
+ * Phase 1: both operands (blockIdx.z) to their hi and lo parts, a tile of SPLIT_ROWS rows by SPLIT_K
+ * of k at a time. The tile is read along whichever index is contiguous, 16 independent loads per
+ * thread, and written along k in 16-byte stores (ld_out is a multiple of 4, the parts 16-byte
+ * aligned): a pass bound by device memory, whose writes are twice its reads.
  */
-__global__ void split_operand(int across, int64_t rows, int64_t k, const float *__restrict__ src, int64_t ld,
-                              float *__restrict__ hi, float *__restrict__ lo, int64_t ld_out, int *__restrict__ bad)
+__global__ void __launch_bounds__(SPLIT_THREADS, 4)
+    split_operands(const SplitSource a, const SplitSource b, int64_t k, int64_t ld_out)
 {
-    __shared__ float tile[32][33];
-    const int64_t p0 = (int64_t)blockIdx.x * 32;
-    /* grid.y is at most 65535: more rows than 32 times that take several row tiles per block. */
-    for (int64_t j0 = (int64_t)blockIdx.y * 32; j0 < rows; j0 += (int64_t)gridDim.y * 32) {
-        /* Read along whichever index is contiguous. */
-        for (int r = threadIdx.y; r < 32; r += 8) {
-            const int64_t p = p0 + (across ? r : threadIdx.x), j = j0 + (across ? threadIdx.x : r);
-            if (p < k && j < rows) {
-                const float x = across ? src[j + p * ld] : src[p + j * ld];
-                if (across)
-                    tile[threadIdx.x][r] = x;
-                else
-                    tile[r][threadIdx.x] = x;
-            }
+    const SplitSource x = blockIdx.z ? b : a;
+    __shared__ float tile[SPLIT_ROWS][SPLIT_K + 1];
+    const int64_t p0 = (int64_t)blockIdx.x * SPLIT_K;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    /* grid.y is at most 65535: more rows than SPLIT_ROWS times that take several row tiles per block. */
+    for (int64_t j0 = (int64_t)blockIdx.y * SPLIT_ROWS; j0 < x.rows; j0 += (int64_t)gridDim.y * SPLIT_ROWS) {
+#pragma unroll
+        for (int i = 0; i < SPLIT_ROWS * SPLIT_K / SPLIT_THREADS; ++i) {
+            /* Across: lanes along the rows, else along k. */
+            const int r = x.across ? lane : (threadIdx.x + i * SPLIT_THREADS) / SPLIT_K;
+            const int q = x.across ? warp + i * (SPLIT_THREADS / 32) : (threadIdx.x + i * SPLIT_THREADS) % SPLIT_K;
+            const int64_t j = j0 + r, p = p0 + q;
+            float value = 0.0f;
+            if (j < x.rows && p < k)
+                value = x.across ? x.src[j + p * x.ld] : x.src[p + j * x.ld];
+            tile[r][q] = value;
         }
         __syncthreads();
-        for (int r = threadIdx.y; r < 32; r += 8) {
-            const int64_t j = j0 + r, p = p0 + threadIdx.x;
-            if (j < rows && p < ld_out) {
-                float h = 0.0f, l = 0.0f;
-                if (p < k) {
-                    const float x = tile[r][threadIdx.x];
-                    split(x, h, l);
-                    if (!isfinite(x))
-                        bad[j] = 1;
-                }
-                hi[p + j * ld_out] = h;
-                lo[p + j * ld_out] = l;
-            }
+#pragma unroll
+        for (int i = 0; i < SPLIT_ROWS * SPLIT_K / 4 / SPLIT_THREADS; ++i) {
+            const int f = threadIdx.x + i * SPLIT_THREADS, r = f / (SPLIT_K / 4), q = f % (SPLIT_K / 4) * 4;
+            const int64_t j = j0 + r, p = p0 + q;
+            if (j >= x.rows || p >= ld_out)
+                continue;
+            float4 h, l;
+            split(tile[r][q], h.x, l.x);
+            split(tile[r][q + 1], h.y, l.y);
+            split(tile[r][q + 2], h.z, l.z);
+            split(tile[r][q + 3], h.w, l.w);
+            /* Past k the tile holds zeros, which are finite. */
+            if (!isfinite(tile[r][q]) || !isfinite(tile[r][q + 1]) || !isfinite(tile[r][q + 2]) ||
+                !isfinite(tile[r][q + 3]))
+                x.bad[j] = 1;
+            *(float4 *)(x.hi + p + j * ld_out) = h;
+            *(float4 *)(x.lo + p + j * ld_out) = l;
         }
         __syncthreads(); /* the tile is refilled for the next row tile */
     }
@@ -417,10 +436,10 @@ extern "C" void tb_tf32x3_describe_plan(const tb_gemm_args *args, char *text, si
         snprintf(text + printed, size - (size_t)printed, ", K in %lld splits summed in order", (long long)splits);
 }
 
-/* grid.y of the split pass: a block per 32 rows, up to the limit of 65535 (the kernel loops past it). */
+/* grid.y of the split pass: a block per SPLIT_ROWS rows, up to the limit of 65535 (the kernel loops past it). */
 static unsigned row_tiles(int64_t rows)
 {
-    const int64_t tiles = (rows + 31) / 32;
+    const int64_t tiles = (rows + SPLIT_ROWS - 1) / SPLIT_ROWS;
     return (unsigned)(tiles < 65535 ? tiles : 65535);
 }
 
@@ -508,11 +527,10 @@ extern "C" cudaError_t tb_launch_tf32x3(const tb_gemm_args *args, cudaStream_t s
         return status;
     if ((status = cudaMemsetAsync(a_bad, 0, (size_t)(m + n) * sizeof(int), stream)) != cudaSuccess)
         return status;
-    const dim3 block(32, 8);
-    split_operand<<<dim3((unsigned)((ld + 31) / 32), row_tiles(m)), block, 0, stream>>>(
-        !args->trans_a, m, k, args->a, args->lda, a_hi, a_lo, ld, a_bad);
-    split_operand<<<dim3((unsigned)((ld + 31) / 32), row_tiles(n)), block, 0, stream>>>(
-        args->trans_b, n, k, args->b, args->ldb, b_hi, b_lo, ld, b_bad);
+    const SplitSource a_parts = {args->a, m, args->lda, !args->trans_a, a_hi, a_lo, a_bad};
+    const SplitSource b_parts = {args->b, n, args->ldb, args->trans_b, b_hi, b_lo, b_bad};
+    split_operands<<<dim3((unsigned)((ld + SPLIT_K - 1) / SPLIT_K), row_tiles(m > n ? m : n), 2), SPLIT_THREADS, 0,
+                     stream>>>(a_parts, b_parts, k, ld);
     if ((status = cudaGetLastError()) != cudaSuccess)
         return status;
     const int64_t blocks = ((m + BM - 1) / BM) * ((n + BN - 1) / BN);
