@@ -1,12 +1,15 @@
 #!/bin/bash
 # The cost of going through tiledblas for tiny calls: overhead_bench.c linked
 # with -ltiledblas alone (relinked), linked with -lopenblas and run with the
-# library preloaded (the program's own OpenBLAS behind it), and linked with
-# -lopenblas alone, run in turn five times each (OpenBLAS on one thread); for
-# each figure the fastest of the five medians. Both ways, cblas_sdot on 16
-# elements (a forwarder) and cblas_sgemm 16^3 (the tiny-call gate) must cost at
-# most 25% + 20 ns more than OpenBLAS alone: a loose bound, for a figure
-# measured on a shared machine.
+# library preloaded (the program's own OpenBLAS behind it), and, as the
+# control, linked with -lopenblas alone; five runs of each (OpenBLAS on one
+# thread). Each run times cblas_sdot on 16 elements (a forwarder) and
+# cblas_sgemm 16^3 (the tiny-call gate) as the program binds them and straight
+# to OpenBLAS's own entry points, in turns in one process: a shared machine's
+# CPU may run at half speed in one process and full speed in the next, but not
+# from one batch to the next. Of the five runs, the one with the median ratio
+# counts: through tiledblas a call may cost at most 15% + 10 ns more than
+# OpenBLAS's own entry point (the control, where both are OpenBLAS, too).
 # Usage: overheads.sh LIBRARY CC SOURCE
 # shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
 source "$(dirname "$0")/../common/script_lib.sh"
@@ -26,20 +29,19 @@ for round in 1 2 3 4 5; do
         cat "$tmp/$with.$round.out" >>"$tmp/$with.all"
     done
 done
-# fastest WITH FIGURE: the smallest of the rounds' medians
-fastest() {
-    awk -v key="$2" '$1 == key && (best == "" || $2 < best) { best = $2 } END { print best }' "$tmp/$1.all"
+# median_run WITH KEY: "BOUND DIRECT" of the run with the median ratio BOUND / DIRECT
+median_run() {
+    awk -v key="$2" '$1 == key && $3 > 0 { print $2 / $3, $2, $3 }' "$tmp/$1.all" | sort -g |
+        awk '{ line[NR] = $2 " " $3 } END { if (NR) print line[int((NR + 1) / 2)] }'
 }
-theirs_sdot=$(fastest openblas sdot16) theirs_sgemm=$(fastest openblas sgemm16)
-# within NAME OURS THEIRS: OURS at most 25% + 20 ns above THEIRS
-within() {
-    awk -v a="$2" -v b="$3" 'BEGIN { exit !(a != "" && b != "" && a <= 1.25 * b + 20) }' ||
-        fail "$1: $2 ns through tiledblas against $3 ns for OpenBLAS alone (bound 25% + 20 ns)"
-}
-for with in preloaded tiledblas; do
-    sdot=$(fastest "$with" sdot16) sgemm=$(fastest "$with" sgemm16)
-    echo "$with: sdot16 $sdot ns (OpenBLAS alone $theirs_sdot), sgemm16 $sgemm ns (OpenBLAS alone $theirs_sgemm)"
-    within "sdot16 $with" "$sdot" "$theirs_sdot"
-    within "sgemm16 $with" "$sgemm" "$theirs_sgemm"
+for with in openblas preloaded tiledblas; do
+    report="$with:"
+    for key in sdot16 sgemm16; do
+        read -r bound direct <<<"$(median_run "$with" "$key")"
+        report+=" $key $bound ns (OpenBLAS's own $direct)"
+        awk -v a="$bound" -v b="$direct" 'BEGIN { exit !(a != "" && b != "" && a <= 1.15 * b + 10) }' ||
+            fail "$key $with: $bound ns against $direct ns for OpenBLAS's own entry point (bound 15% + 10 ns)"
+    done
+    echo "$report"
 done
 finish
