@@ -125,6 +125,9 @@ struct SplitSource {
 };
 
 constexpr int SPLIT_ROWS = 32, SPLIT_K = 128, SPLIT_THREADS = 256;
+static_assert(SPLIT_ROWS == 32, "split_operands reads across the rows a warp's lanes");
+static_assert(SPLIT_ROWS * SPLIT_K % (4 * SPLIT_THREADS) == 0 && SPLIT_THREADS % 32 == 0,
+              "split_operands' threads share its tile evenly");
 
 /*
  * Phase 1: both operands (blockIdx.z) to their hi and lo parts, a tile of SPLIT_ROWS rows by SPLIT_K
