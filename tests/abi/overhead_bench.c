@@ -3,8 +3,8 @@
  * linked to tiledblas alone and to OpenBLAS: cblas_sdot on 16 elements (a
  * routine tiledblas forwards to the CPU BLAS) and cblas_sgemm 16 x 16 x 16
  * (tiledblas's own, kept on the CPU BLAS by its tiny-call gate), each as the
- * program's calls bind and straight to OpenBLAS's own entry points (found
- * among the loaded objects, whoever loaded them), in turns batch by batch. A
+ * program's calls bind and straight to OpenBLAS's own entry points (in the
+ * libopenblas.so.0 loaded, whoever loaded it), in turns batch by batch. A
  * shared machine's CPU may run at half speed in one process and at full speed
  * in the next, but hardly changes between batches a few milliseconds apart:
  * the two figures of a line compare.
@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -36,21 +35,15 @@ static volatile float sink;
 static sdot_fn *sdot_now;
 static sgemm_fn *sgemm_now;
 
-/* OpenBLAS's own cblas_sdot and cblas_sgemm, from the loaded object that defines openblas_get_config and
- * is not tiledblas (which forwards that one too). */
-static int find_openblas(struct dl_phdr_info *info, size_t size, void *found)
+/* OpenBLAS's own cblas_sdot and cblas_sgemm, from the libopenblas.so.0 that -lopenblas links and that
+ * tiledblas loads first: 1 when it is loaded and has both. */
+static int find_openblas(void **entries)
 {
-    (void)size;
-    if (!info->dlpi_name[0])
-        return 0;
-    void *handle = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+    void *handle = dlopen("libopenblas.so.0", RTLD_LAZY | RTLD_NOLOAD);
     if (!handle)
         return 0;
-    void **entries = found;
-    if (dlsym(handle, "openblas_get_config") && !dlsym(handle, "tiledblas_set_device")) {
-        entries[0] = dlsym(handle, "cblas_sdot");
-        entries[1] = dlsym(handle, "cblas_sgemm");
-    }
+    entries[0] = dlsym(handle, "cblas_sdot");
+    entries[1] = dlsym(handle, "cblas_sgemm");
     dlclose(handle);
     return entries[0] && entries[1];
 }
@@ -114,15 +107,13 @@ static void medians_ns(void (*batch)(int), int calls, void *const *openblas, dou
 int main(void)
 {
     void *openblas[2] = {NULL, NULL};
-    dl_iterate_phdr(find_openblas, openblas);
-    if (!openblas[0]) {
-        /* tiledblas loads its CPU BLAS at its first call that needs one. */
+    /* Linked to tiledblas alone, OpenBLAS is loaded by the first call that needs a CPU BLAS. */
+    if (!find_openblas(openblas)) {
         sink = cblas_sdot(1, &(float){1.0f}, 1, &(float){1.0f}, 1);
-        dl_iterate_phdr(find_openblas, openblas);
-    }
-    if (!openblas[0]) {
-        fprintf(stderr, "OpenBLAS is not among the loaded objects\n");
-        return 1;
+        if (!find_openblas(openblas)) {
+            fprintf(stderr, "libopenblas.so.0 is not loaded\n");
+            return 1;
+        }
     }
     a = malloc(sizeof(float) * N * N);
     b = malloc(sizeof(float) * N * N);

@@ -9,7 +9,9 @@
 # CPU may run at half speed in one process and full speed in the next, but not
 # from one batch to the next. Of the five runs, the one with the median ratio
 # counts: through tiledblas a call may cost at most 15% + 10 ns more than
-# OpenBLAS's own entry point (the control, where both are OpenBLAS, too).
+# OpenBLAS's own entry point (the control, where both are OpenBLAS, too). With
+# OpenBLAS's SkylakeX kernels (90-175 ns calls) the gate costs 5-19 ns, and
+# the general path, which a shut gate leaves, 44-85 ns more: caught there.
 # Usage: overheads.sh LIBRARY CC SOURCE
 # shellcheck source-path=SCRIPTDIR source=../common/script_lib.sh
 source "$(dirname "$0")/../common/script_lib.sh"
@@ -31,7 +33,7 @@ for round in 1 2 3 4 5; do
 done
 # median_run WITH KEY: "BOUND DIRECT" of the run with the median ratio BOUND / DIRECT
 median_run() {
-    awk -v key="$2" '$1 == key && $3 > 0 { print $2 / $3, $2, $3 }' "$tmp/$1.all" | sort -g |
+    awk -v key="$2" '$1 == key && $3 > 0 { print $2 / $3, $2, $3 }' "$tmp/$1.all" | LC_ALL=C sort -g |
         awk '{ line[NR] = $2 " " $3 } END { if (NR) print line[int((NR + 1) / 2)] }'
 }
 for with in openblas preloaded tiledblas; do
