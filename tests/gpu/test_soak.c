@@ -680,7 +680,8 @@ int main(void)
         mix_calls++;
     }
     /* Twice each, in turns, the faster kept: both are bound mostly by the GPU and differ by a few %, so
-     * that a slowdown of the host during one run would decide a single comparison. */
+     * that a slowdown of the host during one run would decide a single comparison. No tolerance below:
+     * sharing the GPU among many threads must cost them nothing against one. */
     double rate_one = 0.0, rate_many = 0.0;
     for (int round = 0; round < 2; round++) {
         atomic_store(&phase, "the throughput mix on one thread");
