@@ -11,7 +11,6 @@
  * Prints "sdot16 NS DIRECT_NS" and "sgemm16 NS DIRECT_NS": the median over
  * batches of the mean time of one call within a batch, in nanoseconds.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
