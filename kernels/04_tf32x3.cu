@@ -361,26 +361,41 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
 
     /* wgmma's accumulator layout: row warp*16 + lane/4 (+8), columns in pairs every 8. */
-    const int64_t p_end = (first + slices) * BK < k ? (first + slices) * BK : k;
+    const int64_t row0 = m0 + consumer * 64 + warp * 16 + lane / 4, col0 = n0 + (lane % 4) * 2;
     float *const plane = partial ? partial + (int64_t)blockIdx.y * m * n : nullptr;
+    const auto put = [&](int64_t row, int64_t col, float value) {
+        if (plane)
+            plane[row + col * m] = value;
+        else
+            store_c(c + row + col * ldc, value, alpha, beta);
+    };
+    uint64_t redo = 0; /* bit i: element i's row of A or column of B holds Inf or NaN */
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
-        const int64_t row = m0 + consumer * 64 + warp * 16 + lane / 4 + 8 * ((i >> 1) & 1);
-        const int64_t col = n0 + (i >> 2) * 8 + (lane % 4) * 2 + (i & 1);
+        const int64_t row = row0 + 8 * ((i >> 1) & 1), col = col0 + (i >> 2) * 8 + (i & 1);
         if (row < m && col < n) {
-            float value = sum[i];
-            if (a_bad[row] || b_bad[col]) {
-                /* As the FP32 path computes it, so that Inf and NaN land where they would there. */
-                value = 0.0f;
-                for (int64_t p = first * BK; p < p_end; ++p)
-                    value = fmaf(trans_a ? a[p + row * lda] : a[row + p * lda],
-                                 trans_b ? b[col + p * ldb] : b[p + col * ldb], value);
-            }
-            if (plane)
-                plane[row + col * m] = value;
+            if (a_bad[row] | b_bad[col])
+                redo |= 1ull << i;
             else
-                store_c(c + row + col * ldc, value, alpha, beta);
+                put(row, col, sum[i]);
         }
+    }
+    /*
+     * Those elements again, as the FP32 path computes them, so that Inf and NaN land where they would
+     * there. The loop is kept out of the unrolled one above: a copy of it per element makes the kernel
+     * 1.4 MB of code, which every block fetches anew for its epilogue, leaving the tensor cores idle
+     * about a third of the time at 4096^3.
+     */
+    const int64_t p_begin = first * BK, p_end = (first + slices) * BK < k ? (first + slices) * BK : k;
+#pragma unroll 1
+    for (; redo; redo &= redo - 1) {
+        const int i = __ffsll((long long)redo) - 1;
+        const int64_t row = row0 + 8 * ((i >> 1) & 1), col = col0 + (i >> 2) * 8 + (i & 1);
+        float value = 0.0f;
+        for (int64_t p = p_begin; p < p_end; ++p)
+            value = fmaf(trans_a ? a[p + row * lda] : a[row + p * lda], trans_b ? b[col + p * ldb] : b[p + col * ldb],
+                         value);
+        put(row, col, value);
     }
 }
 

@@ -364,23 +364,28 @@ int tb_gpu_kernel(void)
 /*
  * Under the tensor math, a call runs the tensor-core rung only where it pays
  * (cblas_sgemm on device pointers, H200, the rung's time over FP32's):
- * - K of at least TENSOR_MIN_K products per element: on 4096 x 4096 x K, 4 at
- *   K = 32, 1.5 at 256, 1.03 to 1.1 at 512, 0.98 at 640, 0.92 at 768; at
- *   K <= 128 the rung is also less accurate, its lo parts' rounding
- *   outweighing FP32's few additions;
+ * - K of at least TENSOR_MIN_K products per element: on 4096 x 4096 x K, 1.06
+ *   at K = 128, 0.79 at 256, 0.68 at 384, 0.54 at 768. Shallower, the rung's
+ *   error also exceeds SGEMM's on some inputs: at 1280 x 1280 x 256 its
+ *   largest was 1.8 times SGEMM's with magnitudes spread over 2^-20..2^20,
+ *   and at K = 128 its median 1.13 times where nothing cancels; from 384 both
+ *   were at or below SGEMM's on every input of tiledblas-bench --accuracy;
  * - a C wide both ways, m n / (m + n) of at least TENSOR_MIN_SIDE: splitting
  *   op(A) and op(B) into their parts is a pass over both, of cost growing
  *   with (m + n) k where the product's grows with m n k. 8192 x 128 x 8192
- *   (126): 1.37, 1024^3 (512): 1.46, 3000 x 700 x 3000 (568): 0.92,
- *   1280^3 (640): 0.93, 8192 x 768 x 8192 (702): 0.57. The bound is on the
- *   safe side of the small calls' fixed costs.
+ *   (126): 1.04, 8192 x 192 x 8192 (192): 0.84, 8192 x 256 x 8192 (248): 0.68;
+ * - m n k of at least TENSOR_MIN_PRODUCTS, where the rung's fixed costs (a
+ *   second launch, its deeper ring's fill) are paid back: 512^3: 1.47,
+ *   768^3: 1.04, 896^3: 0.93, 1024^3: 0.83.
  */
-#define TENSOR_MIN_K 768
-#define TENSOR_MIN_SIDE 640
+#define TENSOR_MIN_K 384
+#define TENSOR_MIN_SIDE 192
+#define TENSOR_MIN_PRODUCTS 536870912.0 /* 2^29: between 768^3 and 896^3 */
 
 static int tensor_pays(int64_t m, int64_t n, int64_t k)
 {
-    return k >= TENSOR_MIN_K && (double)m * (double)n >= TENSOR_MIN_SIDE * ((double)m + (double)n);
+    return k >= TENSOR_MIN_K && (double)m * (double)n >= TENSOR_MIN_SIDE * ((double)m + (double)n) &&
+           (double)m * (double)n * (double)k >= TENSOR_MIN_PRODUCTS;
 }
 
 int tb_gpu_call_kernel(int64_t m, int64_t n, int64_t k)

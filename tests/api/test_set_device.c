@@ -4,9 +4,9 @@
  * setting sends the next call where it says. tiledblas_set_math /
  * tiledblas_get_math likewise, from TILEDBLAS_MATH (ctest sets tensor): a call
  * on the GPU names its math in the trace, tensor where the GPU has the
- * tensor-core path, else FP32 with one warning; a call with K below 768, or
- * a C narrower than m n / (m + n) = 640, is computed in FP32 under either
- * math. The path taken is read from the per-call trace (ctest sets
+ * tensor-core path, else FP32 with one warning; a call with K below 384, a
+ * C narrower than m n / (m + n) = 192, or fewer than 2^29 products m n k, is
+ * computed in FP32 under either math. The path taken is read from the per-call trace (ctest sets
  * TILEDBLAS_VERBOSE=2), caught by pointing stderr at a file; every result is
  * also checked against the reference. Last, one thread flips the setting
  * while others call, and every result must hold.
@@ -72,16 +72,18 @@ static char *traced(void (*calls)(tb_rng *), tb_rng *rng)
     return text;
 }
 
-/* Under the tensor math, the smallest call the tensor cores take (m = n = 1280: m n / (m + n) = 640,
- * K = 768), one a step shallower and one a step narrower; then the fp32 math. */
+/* Under the tensor math, a call the tensor cores take (m = n = 1280, K = 384, the shallowest), one a
+ * step shallower, one a step narrower than m n / (m + n) = 192 (m = n = 382), and one a step short of
+ * 2^29 products (812^3); then the fp32 math. */
 static void two_maths(tb_rng *rng)
 {
     tiledblas_set_math(TILEDBLAS_MATH_TENSOR);
-    call_with(TILEDBLAS_DEVICE_GPU, 1280, 768, rng);
-    call_with(TILEDBLAS_DEVICE_GPU, 1280, 767, rng);
-    call_with(TILEDBLAS_DEVICE_GPU, 1278, 1024, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 1280, 384, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 1280, 383, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 382, 4096, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 812, 812, rng);
     tiledblas_set_math(TILEDBLAS_MATH_FP32);
-    call_with(TILEDBLAS_DEVICE_GPU, 1280, 768, rng);
+    call_with(TILEDBLAS_DEVICE_GPU, 1280, 384, rng);
 }
 
 static void three_paths(tb_rng *rng)
@@ -188,10 +190,12 @@ int main(void)
                : call_line_has(text, 0, "path=cpu reason=no-gpu math=fp32"),
            "tensor math: the tensor cores where the GPU has them, else FP32 with one warning");
     expect(call_line_has(text, 1, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
-           "tensor math, K below 768: FP32");
+           "tensor math, K below 384: FP32");
     expect(call_line_has(text, 2, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
-           "tensor math, m n / (m + n) below 640: FP32");
+           "tensor math, m n / (m + n) below 192: FP32");
     expect(call_line_has(text, 3, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
+           "tensor math, fewer than 2^29 products: FP32");
+    expect(call_line_has(text, 4, gpu ? "path=gpu reason=forced math=fp32" : "path=cpu reason=no-gpu math=fp32"),
            "fp32 math: FP32");
     printf("tensor math on this machine: %s\n", tensor_path ? "the tensor cores" : "not offered");
     free(text);

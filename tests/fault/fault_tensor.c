@@ -1,11 +1,13 @@
 /*
  * The tensor math's kernel, launch by launch (fault_call.h), on a simulated
- * GPU that offers the tensor-core rung. A 1280 x 1280 x 768 call is just
- * large enough for the rung: staged whole, its one launch runs it and the
- * trace says math=tensor; a step shallower (K = 767) or narrower (1278 x
- * 1278) it runs the FP32 kernels, math=fp32; pipelined, its launches are
- * panels of C too narrow for the rung, and pieces of K too shallow, so every
- * one runs the FP32 kernels, math=fp32. C is checked in each.
+ * GPU that offers the tensor-core rung. Staged whole, a call just inside each
+ * of the rung's three bounds runs it in its one launch and the trace says
+ * math=tensor: 1280 x 1280 x 384 (K), 384 x 384 x 4096 (m n / (m + n) =
+ * 192) and 813^3 (m n k = 2^29 and more); a step past each bound (K = 383,
+ * 382 x 382 x 4096, 812^3) it runs the FP32 kernels, math=fp32. Pipelined,
+ * 1280 x 1280 x 384's launches are panels of C too narrow for the rung, and
+ * pieces of K too shallow, so every one runs the FP32 kernels, math=fp32. C
+ * is checked in each.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,17 +64,23 @@ static void one_call(const config *cfg, int tensor)
 
 int fault_tensor_launches(void)
 {
-    static const config cases[] = {{STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1},
-                                   {STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 767, 0.5f, 0, 1},
-                                   {STAGED, HOST, HOST, HOST, COL, N, N, 1278, 1278, 1024, 0.5f, 0, 1},
-                                   {PIPELINED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 768, 0.5f, 0, 1}};
+    static const struct {
+        config cfg;
+        int tensor; /* 1: every launch runs the rung */
+    } cases[] = {{{STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 384, 0.5f, 0, 1}, 1},
+                 {{STAGED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 383, 0.5f, 0, 1}, 0},
+                 {{STAGED, HOST, HOST, HOST, COL, N, N, 384, 384, 4096, 0.5f, 0, 1}, 1},
+                 {{STAGED, HOST, HOST, HOST, COL, N, N, 382, 382, 4096, 0.5f, 0, 1}, 0},
+                 {{STAGED, HOST, HOST, HOST, COL, N, N, 813, 813, 813, 0.5f, 0, 1}, 1},
+                 {{STAGED, HOST, HOST, HOST, COL, N, N, 812, 812, 812, 0.5f, 0, 1}, 0},
+                 {{PIPELINED, HOST, HOST, HOST, COL, N, N, 1280, 1280, 384, 0.5f, 0, 1}, 0}};
     int failures = 0;
-    for (int i = 0; i < 4; i++) {
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fflush(stdout);
         const pid_t pid = fork();
         if (pid == 0) {
             alarm(120);
-            one_call(&cases[i], i == 0);
+            one_call(&cases[i].cfg, cases[i].tensor);
         }
         int status;
         waitpid(pid, &status, 0);
