@@ -368,12 +368,16 @@ int tb_gpu_kernel(void)
  *   at K = 128, 0.79 at 256, 0.68 at 384, 0.54 at 768. Shallower, the rung's
  *   error also exceeds SGEMM's on some inputs: at 1280 x 1280 x 256 its
  *   largest was 1.8 times SGEMM's with magnitudes spread over 2^-20..2^20,
- *   and at K = 128 its median 1.13 times where nothing cancels; from 384 both
- *   were at or below SGEMM's on every input of tiledblas-bench --accuracy;
+ *   and at K = 128 its median 1.13 times where nothing cancels; at K = 384,
+ *   512 and 768 both were at or below SGEMM's on every input of
+ *   tiledblas-bench --accuracy (README.md gives the deeper K's figures);
  * - a C wide both ways, m n / (m + n) of at least TENSOR_MIN_SIDE: splitting
  *   op(A) and op(B) into their parts is a pass over both, of cost growing
  *   with (m + n) k where the product's grows with m n k. 8192 x 128 x 8192
- *   (126): 1.04, 8192 x 192 x 8192 (192): 0.84, 8192 x 256 x 8192 (248): 0.68;
+ *   (126): 1.04, 8192 x 192 x 8192 (188): 0.84, 8192 x 256 x 8192 (248): 0.68;
+ *   the bound sits just above the narrowest gain measured. A narrow C may
+ *   still see a larger error than SGEMM's where magnitudes spread widely
+ *   (8192 x 256 x 2048: 1.76 times its largest);
  * - m n k of at least TENSOR_MIN_PRODUCTS, where the rung's fixed costs (a
  *   second launch, its deeper ring's fill) are paid back: 512^3: 1.47,
  *   768^3: 1.04, 896^3: 0.93, 1024^3: 0.83.

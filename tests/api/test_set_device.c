@@ -6,10 +6,10 @@
  * on the GPU names its math in the trace, tensor where the GPU has the
  * tensor-core path, else FP32 with one warning; a call with K below 384, a
  * C narrower than m n / (m + n) = 192, or fewer than 2^29 products m n k, is
- * computed in FP32 under either math. The path taken is read from the per-call trace (ctest sets
- * TILEDBLAS_VERBOSE=2), caught by pointing stderr at a file; every result is
- * also checked against the reference. Last, one thread flips the setting
- * while others call, and every result must hold.
+ * computed in FP32 under either math. The path taken is read from the
+ * per-call trace (ctest sets TILEDBLAS_VERBOSE=2), caught by pointing stderr
+ * at a file; every result is also checked against the reference. Last, one
+ * thread flips the setting while others call, and every result must hold.
  */
 #include "testutil.h"
 #include "tiledblas.h"

@@ -3,7 +3,7 @@
  * GPU that offers the tensor-core rung. Staged whole, a call just inside each
  * of the rung's three bounds runs it in its one launch and the trace says
  * math=tensor: 1280 x 1280 x 384 (K), 384 x 384 x 4096 (m n / (m + n) =
- * 192) and 813^3 (m n k = 2^29 and more); a step past each bound (K = 383,
+ * 192) and 813^3 (m n k of at least 2^29); a step past each bound (K = 383,
  * 382 x 382 x 4096, 812^3) it runs the FP32 kernels, math=fp32. Pipelined,
  * 1280 x 1280 x 384's launches are panels of C too narrow for the rung, and
  * pieces of K too shallow, so every one runs the FP32 kernels, math=fp32. C
