@@ -362,6 +362,8 @@ __global__ void __launch_bounds__(THREADS, 1)
 
     /* wgmma's accumulator layout: row warp*16 + lane/4 (+8), columns in pairs every 8. */
     const int64_t row0 = m0 + consumer * 64 + warp * 16 + lane / 4, col0 = n0 + (lane % 4) * 2;
+    const auto row_of = [&](int i) { return row0 + 8 * ((i >> 1) & 1); };
+    const auto col_of = [&](int i) { return col0 + (i >> 2) * 8 + (i & 1); };
     float *const plane = partial ? partial + (int64_t)blockIdx.y * m * n : nullptr;
     const auto put = [&](int64_t row, int64_t col, float value) {
         if (plane)
@@ -372,7 +374,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     uint64_t redo = 0; /* bit i: element i's row of A or column of B holds Inf or NaN */
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
-        const int64_t row = row0 + 8 * ((i >> 1) & 1), col = col0 + (i >> 2) * 8 + (i & 1);
+        const int64_t row = row_of(i), col = col_of(i);
         if (row < m && col < n) {
             if (a_bad[row] | b_bad[col])
                 redo |= 1ull << i;
@@ -390,7 +392,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll 1
     for (; redo; redo &= redo - 1) {
         const int i = __ffsll((long long)redo) - 1;
-        const int64_t row = row0 + 8 * ((i >> 1) & 1), col = col0 + (i >> 2) * 8 + (i & 1);
+        const int64_t row = row_of(i), col = col_of(i);
         float value = 0.0f;
         for (int64_t p = p_begin; p < p_end; ++p)
             value = fmaf(trans_a ? a[p + row * lda] : a[row + p * lda], trans_b ? b[col + p * ldb] : b[p + col * ldb],
